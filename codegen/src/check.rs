@@ -1,0 +1,80 @@
+//! The check engine: config → specs → (drift, coverage) → suppressions.
+//! `check` never writes.
+
+use std::path::Path;
+
+use crate::config::{self, Allow, Config, FatalError};
+use crate::finding::{Finding, rule};
+use crate::load::{self, Loaded, Sources};
+use crate::report::Report;
+
+/// A project's config and validated specs, ready for rendering.
+#[derive(Debug)]
+pub struct Project {
+    pub config: Option<Config>,
+    pub loaded: Loaded,
+    /// Findings about `capspec.toml`.
+    pub config_findings: Vec<Finding>,
+}
+
+/// Read `capspec.toml` and the specs it names.
+pub fn open(root: &Path) -> Result<Project, FatalError> {
+    let mut sources = Sources::default();
+    let config_load = config::load_config(root, &mut sources)?;
+    let mut loaded = match &config_load.config {
+        Some(config) if root.join(&config.specs).is_dir() => load::load_dir(root, &config.specs),
+        _ => Loaded::default(),
+    };
+    for (file, text) in sources.into_files() {
+        loaded.sources.insert(&file, text);
+    }
+    Ok(Project { config: config_load.config, loaded, config_findings: config_load.findings })
+}
+
+/// Run every check on the project at `root`. `Err` means the check could not
+/// run at all (exit code 2); findings are in the report.
+pub fn check(root: &Path) -> Result<Report, FatalError> {
+    let project = open(root)?;
+    let mut findings = project.config_findings;
+    findings.extend(project.loaded.findings);
+    if let Some(config) = &project.config {
+        apply_suppressions(&mut findings, &config.allow);
+    }
+    Finding::sort(&mut findings);
+    Ok(Report { findings, sources: project.loaded.sources })
+}
+
+/// Remove findings an `[[allow]]` entry explains; report entries that explain
+/// nothing, so suppressions cannot rot.
+pub fn apply_suppressions(findings: &mut Vec<Finding>, allows: &[Allow]) {
+    let mut used = vec![false; allows.len()];
+    findings.retain(|f| {
+        let hit = allows.iter().position(|a| {
+            a.rule == f.rule
+                && (a.capability.as_deref().is_some_and(|c| f.capability.as_deref() == Some(c))
+                    || a.file.as_deref().is_some_and(|file| file == f.file))
+        });
+        match hit {
+            Some(i) => {
+                used[i] = true;
+                false
+            }
+            None => true,
+        }
+    });
+    for (allow, used) in allows.iter().zip(used) {
+        if !used {
+            let target = match (&allow.capability, &allow.file) {
+                (Some(c), _) => format!("capability `{c}`"),
+                (None, Some(f)) => format!("file `{f}`"),
+                (None, None) => "nothing".to_string(),
+            };
+            findings.push(Finding::error(
+                rule::CONFIG_ALLOW_UNMATCHED,
+                config::CONFIG_FILE,
+                allow.pos,
+                format!("`[[allow]]` for `{}` on {target} suppresses nothing; remove it", allow.rule),
+            ));
+        }
+    }
+}

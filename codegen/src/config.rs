@@ -1,0 +1,395 @@
+//! `capspec.toml`: the project config (DESIGN §3).
+
+use std::path::{Component, Path, PathBuf};
+
+use toml::de::{DeTable, DeValue};
+
+use crate::finding::{Finding, rule};
+use crate::load::Sources;
+use crate::names::did_you_mean;
+use crate::yaml::Pos;
+
+pub const CONFIG_FILE: &str = "capspec.toml";
+
+/// Defaults of every optional key, documented in `--help` and the README.
+pub mod defaults {
+    pub const RUST: &str = "src/generated";
+    pub const JS: &str = "guest";
+    pub const CATALOG: &str = "catalog";
+    pub const SPECIFIER: &str = "@capspec/host";
+    pub const BRIDGE: &str = "capspec:bridge";
+    pub const SOURCES: &[&str] = &["src"];
+    pub const TESTS: &[&str] = &["tests"];
+    /// The snapshot defaults to this file inside the specs directory.
+    pub const SNAPSHOT_NAME: &str = "categories.snap";
+}
+
+/// Rule ids an `[[allow]]` entry may suppress. Spec, config and drift
+/// findings are never suppressible: they are fixed, not explained.
+pub const SUPPRESSIBLE_RULES: &[&str] = &[
+    "coverage/unimplemented",
+    "coverage/unknown",
+    "coverage/duplicate-impl",
+    "coverage/stub",
+    "coverage/untested",
+    "breaking/removed-capability",
+    "breaking/removed-module",
+    "breaking/category-changed",
+    "breaking/required-added",
+    "breaking/property-removed",
+    "breaking/property-retyped",
+    "breaking/enum-value-removed",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The project root: the directory holding `capspec.toml`.
+    pub root: PathBuf,
+    pub specs: String,
+    pub snapshot: String,
+    pub generate: Generate,
+    pub coverage: Coverage,
+    pub allow: Vec<Allow>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generate {
+    pub rust: String,
+    pub js: String,
+    pub catalog: String,
+    pub specifier: String,
+    pub bridge: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Coverage {
+    pub sources: Vec<String>,
+    pub tests: Vec<String>,
+}
+
+/// A suppression: a rule, a target (capability or file) and a reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Allow {
+    pub rule: String,
+    pub capability: Option<String>,
+    pub file: Option<String>,
+    pub reason: String,
+    /// Where the `[[allow]]` entry is written in `capspec.toml`.
+    pub pos: Pos,
+}
+
+/// Why a command could not run at all (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum FatalError {
+    #[error("cannot read the project root `{path}`: {source}; pass an existing directory with `--root DIR`")]
+    UnreadableRoot { path: PathBuf, source: std::io::Error },
+    #[error(
+        "no `capspec.toml` in `{path}`; create one with at least `specs = \"specs\"`, or point `--root` at the directory that holds it"
+    )]
+    NoConfig { path: PathBuf },
+    #[error("cannot read `{path}`: {source}")]
+    UnreadableConfig { path: PathBuf, source: std::io::Error },
+}
+
+/// The result of reading `capspec.toml`: the config (when it is usable) and
+/// every finding about it.
+#[derive(Debug)]
+pub struct ConfigLoad {
+    pub config: Option<Config>,
+    pub findings: Vec<Finding>,
+}
+
+/// Read `root/capspec.toml`. Exits early (as an `Err`) only when the root or
+/// the file cannot be read; everything else is a finding.
+pub fn load_config(root: &Path, sources: &mut Sources) -> Result<ConfigLoad, FatalError> {
+    let meta = std::fs::metadata(root).map_err(|source| FatalError::UnreadableRoot { path: root.to_path_buf(), source })?;
+    if !meta.is_dir() {
+        return Err(FatalError::UnreadableRoot {
+            path: root.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"),
+        });
+    }
+    let path = root.join(CONFIG_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(FatalError::NoConfig { path: root.to_path_buf() }),
+        Err(source) => return Err(FatalError::UnreadableConfig { path, source }),
+    };
+    sources.insert(CONFIG_FILE, text.clone());
+    Ok(parse_config(root, &text))
+}
+
+/// Parse config text. Paths are checked against `root`.
+pub fn parse_config(root: &Path, text: &str) -> ConfigLoad {
+    let mut reader = Reader { text, findings: Vec::new() };
+    let table = match DeTable::parse(text) {
+        Ok(t) => t,
+        Err(err) => {
+            let pos = err.span().map_or(Pos::default(), |s| reader.pos(s.start));
+            reader.error(rule::CONFIG_PARSE, pos, format!("capspec.toml is not valid TOML: {}", err.message().trim()));
+            return ConfigLoad { config: None, findings: reader.findings };
+        }
+    };
+    let config = reader.config(root, table.get_ref());
+    ConfigLoad { config, findings: reader.findings }
+}
+
+type Entry<'i> = (&'i toml::Spanned<std::borrow::Cow<'i, str>>, &'i toml::Spanned<DeValue<'i>>);
+
+struct Reader<'t> {
+    text: &'t str,
+    findings: Vec<Finding>,
+}
+
+impl Reader<'_> {
+    fn pos(&self, offset: usize) -> Pos {
+        let before = &self.text[..offset.min(self.text.len())];
+        let line = before.matches('\n').count() as u32 + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
+        Pos { line, column }
+    }
+
+    fn error(&mut self, rule: &str, pos: Pos, message: String) {
+        self.findings.push(Finding::error(rule, CONFIG_FILE, pos, message));
+    }
+
+    fn unknown_keys(&mut self, table: &DeTable<'_>, allowed: &[&str], section: &str) {
+        for (key, _) in table.iter() {
+            if !allowed.contains(&key.get_ref().as_ref()) {
+                let hint = did_you_mean(key.get_ref(), allowed.iter().copied());
+                let pos = self.pos(key.span().start);
+                self.error(
+                    rule::CONFIG_UNKNOWN_KEY,
+                    pos,
+                    format!("unknown key `{}` in {section}{hint}", key.get_ref()),
+                );
+            }
+        }
+    }
+
+    fn string(&mut self, entry: Option<Entry<'_>>, default: &str) -> String {
+        let Some((key, value)) = entry else { return default.to_string() };
+        match value.get_ref() {
+            DeValue::String(s) => s.to_string(),
+            _ => {
+                let pos = self.pos(value.span().start);
+                self.error(rule::CONFIG_INVALID_VALUE, pos, format!("`{}` must be a string", key.get_ref()));
+                default.to_string()
+            }
+        }
+    }
+
+    fn path(&mut self, entry: Option<Entry<'_>>, default: &str) -> String {
+        let value = self.string(entry, default);
+        if let Some((key, v)) = entry {
+            let pos = self.pos(v.span().start);
+            self.check_path(key.get_ref(), &value, pos);
+        }
+        value
+    }
+
+    fn check_path(&mut self, key: &str, value: &str, pos: Pos) {
+        if let Some(problem) = path_problem(value) {
+            self.error(rule::CONFIG_BAD_PATH, pos, format!("`{key} = {value:?}` {problem}"));
+        }
+    }
+
+    fn paths(&mut self, entry: Option<Entry<'_>>, default: &[&str]) -> Vec<String> {
+        let Some((key, value)) = entry else { return default.iter().map(|s| s.to_string()).collect() };
+        let DeValue::Array(items) = value.get_ref() else {
+            let pos = self.pos(value.span().start);
+            self.error(rule::CONFIG_INVALID_VALUE, pos, format!("`{}` must be a list of paths", key.get_ref()));
+            return default.iter().map(|s| s.to_string()).collect();
+        };
+        let mut out = Vec::new();
+        for item in items.iter() {
+            let pos = self.pos(item.span().start);
+            match item.get_ref() {
+                DeValue::String(s) => {
+                    self.check_path(key.get_ref(), s, pos);
+                    out.push(s.to_string());
+                }
+                _ => self.error(rule::CONFIG_INVALID_VALUE, pos, format!("`{}` entries must be strings", key.get_ref())),
+            }
+        }
+        out
+    }
+
+    fn section<'a, 'i>(&mut self, table: &'a DeTable<'i>, name: &str) -> Option<&'a DeTable<'i>> {
+        let (key, value) = table.get_key_value(name)?;
+        match value.get_ref() {
+            DeValue::Table(t) => Some(t),
+            _ => {
+                let pos = self.pos(key.span().start);
+                self.error(rule::CONFIG_INVALID_VALUE, pos, format!("`{name}` must be a table (`[{name}]`)"));
+                None
+            }
+        }
+    }
+
+    fn config(&mut self, root: &Path, table: &DeTable<'_>) -> Option<Config> {
+        self.unknown_keys(table, &["specs", "snapshot", "generate", "coverage", "allow"], "capspec.toml");
+        let specs = match table.get_key_value("specs") {
+            None => {
+                self.error(
+                    rule::CONFIG_INVALID_VALUE,
+                    Pos { line: 1, column: 1 },
+                    "capspec.toml is missing required key `specs`; add `specs = \"specs\"` (the spec directory)".into(),
+                );
+                None
+            }
+            Some(entry) => {
+                let specs = self.path(Some(entry), "specs");
+                let pos = self.pos(entry.1.span().start);
+                if path_problem(&specs).is_none() && !root.join(&specs).is_dir() {
+                    self.error(
+                        rule::CONFIG_BAD_PATH,
+                        pos,
+                        format!("the specs directory `{specs}` does not exist; create it or fix `specs`"),
+                    );
+                }
+                Some(specs)
+            }
+        };
+        let snapshot_default = format!("{}/{}", specs.as_deref().unwrap_or("specs"), defaults::SNAPSHOT_NAME);
+        let snapshot = self.path(table.get_key_value("snapshot"), &snapshot_default);
+
+        let empty = DeTable::new();
+        let gen_table = self.section(table, "generate").unwrap_or(&empty);
+        self.unknown_keys(gen_table, &["rust", "js", "catalog", "specifier", "bridge"], "[generate]");
+        let generate = Generate {
+            rust: self.path(gen_table.get_key_value("rust"), defaults::RUST),
+            js: self.path(gen_table.get_key_value("js"), defaults::JS),
+            catalog: self.path(gen_table.get_key_value("catalog"), defaults::CATALOG),
+            specifier: self.string(gen_table.get_key_value("specifier"), defaults::SPECIFIER),
+            bridge: self.string(gen_table.get_key_value("bridge"), defaults::BRIDGE),
+        };
+        for (key, value) in [("specifier", &generate.specifier), ("bridge", &generate.bridge)] {
+            if value.is_empty() || value.chars().any(|c| c.is_whitespace() || c == '"' || c == '\'' || c == '\\' || c.is_control()) {
+                let pos = gen_table.get_key_value(key).map_or(Pos::default(), |(_, v)| self.pos(v.span().start));
+                self.error(
+                    rule::CONFIG_INVALID_VALUE,
+                    pos,
+                    format!("`{key} = {value:?}` must be a non-empty module specifier without spaces, quotes or backslashes"),
+                );
+            }
+        }
+
+        let cov_table = self.section(table, "coverage").unwrap_or(&empty);
+        self.unknown_keys(cov_table, &["sources", "tests"], "[coverage]");
+        let coverage = Coverage {
+            sources: self.paths(cov_table.get_key_value("sources"), defaults::SOURCES),
+            tests: self.paths(cov_table.get_key_value("tests"), defaults::TESTS),
+        };
+
+        let allow = match table.get_key_value("allow") {
+            None => Vec::new(),
+            Some((key, value)) => match value.get_ref() {
+                DeValue::Array(items) => items.iter().filter_map(|item| self.allow(item)).collect(),
+                _ => {
+                    let pos = self.pos(key.span().start);
+                    self.error(rule::CONFIG_INVALID_VALUE, pos, "`allow` must be an array of tables (`[[allow]]`)".into());
+                    Vec::new()
+                }
+            },
+        };
+        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, allow })
+    }
+
+    fn allow(&mut self, item: &toml::Spanned<DeValue<'_>>) -> Option<Allow> {
+        let pos = self.pos(item.span().start);
+        let DeValue::Table(table) = item.get_ref() else {
+            self.error(rule::CONFIG_INVALID_VALUE, pos, "each `[[allow]]` entry must be a table".into());
+            return None;
+        };
+        self.unknown_keys(table, &["rule", "capability", "file", "reason"], "[[allow]]");
+        let rule_name = self.string(table.get_key_value("rule"), "");
+        let capability = table.get_key_value("capability").map(|e| self.string(Some(e), ""));
+        let file = table.get_key_value("file").map(|e| self.string(Some(e), ""));
+        let reason = self.string(table.get_key_value("reason"), "");
+        let mut ok = true;
+        if rule_name.is_empty() {
+            self.error(rule::CONFIG_ALLOW_INVALID, pos, "`[[allow]]` entry has no `rule`; name the rule it suppresses".into());
+            ok = false;
+        } else if !SUPPRESSIBLE_RULES.contains(&rule_name.as_str()) {
+            let hint = did_you_mean(&rule_name, SUPPRESSIBLE_RULES.iter().copied());
+            self.error(
+                rule::CONFIG_ALLOW_INVALID,
+                pos,
+                format!("`[[allow]]` cannot suppress `{rule_name}`{hint}; only `coverage/*` and `breaking/*` findings can be allowed — fix the others"),
+            );
+            ok = false;
+        }
+        if capability.is_none() && file.is_none() {
+            self.error(rule::CONFIG_ALLOW_INVALID, pos, "`[[allow]]` entry has no target; add `capability = \"…\"` or `file = \"…\"`".into());
+            ok = false;
+        }
+        if reason.trim().is_empty() {
+            self.error(
+                rule::CONFIG_ALLOW_MISSING_REASON,
+                pos,
+                format!("`[[allow]]` for `{rule_name}` has no `reason`; say why the finding does not apply"),
+            );
+            ok = false;
+        } else if reason.to_ascii_uppercase().contains("TODO") {
+            self.error(
+                rule::CONFIG_ALLOW_TODO_REASON,
+                pos,
+                format!("`[[allow]]` for `{rule_name}` has a reason containing TODO; a suppression needs a real reason, or fix the finding"),
+            );
+            ok = false;
+        }
+        ok.then(|| Allow { rule: rule_name, capability, file, reason, pos })
+    }
+}
+
+/// Why a configured path is unacceptable: absolute, or leaving the root.
+pub fn path_problem(path: &str) -> Option<&'static str> {
+    if path.is_empty() {
+        return Some("is empty");
+    }
+    let p = Path::new(path);
+    if p.is_absolute() || path.starts_with('/') || path.starts_with('\\') || path.contains(':') && cfg!(windows) {
+        return Some("must be relative to the directory holding capspec.toml");
+    }
+    let mut depth: i64 = 0;
+    for c in p.components() {
+        match c {
+            Component::ParentDir => depth -= 1,
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            _ => return Some("must be relative to the directory holding capspec.toml"),
+        }
+        if depth < 0 {
+            return Some("leaves the project root (`..`); paths must stay inside it");
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_apply_when_only_specs_is_given() {
+        let dir = std::env::temp_dir().join(format!("capspec-config-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("specs")).unwrap();
+        let load = parse_config(&dir, "specs = \"specs\"\n");
+        assert_eq!(load.findings, vec![]);
+        let config = load.config.unwrap();
+        assert_eq!(config.snapshot, "specs/categories.snap");
+        assert_eq!(config.generate.rust, defaults::RUST);
+        assert_eq!(config.coverage.tests, vec!["tests".to_string()]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn path_rules() {
+        assert_eq!(path_problem("a/b"), None);
+        assert_eq!(path_problem("a/../b"), None);
+        assert!(path_problem("../x").is_some());
+        assert!(path_problem("a/../../x").is_some());
+        assert!(path_problem("/etc").is_some());
+    }
+}

@@ -1,0 +1,21 @@
+//! capspec's generator and drift gate as a library.
+//!
+//! The pipeline reads top to bottom: [`config`] → [`load`] (YAML → located
+//! tree → validated [`model::SpecSet`]) → [`check`] (findings) → [`report`]
+//! (human, JSON, GitHub). The `xtask` binary is a thin front over it, and a
+//! project can call [`check::check`] from a `#[test]`.
+
+pub mod check;
+pub mod config;
+pub mod finding;
+pub mod load;
+pub mod model;
+pub mod names;
+pub mod report;
+pub mod spec_format;
+pub mod yaml;
+
+pub use check::check;
+pub use finding::{Finding, Severity, Summary};
+pub use model::{CapabilitySpec, Category, ModuleSpec, Schema, SpecSet};
+pub use report::{Format, Report};

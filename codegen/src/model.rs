@@ -1,0 +1,314 @@
+//! The spec model: what a validated spec set is. Every renderer takes a
+//! [`SpecSet`] and nothing else.
+
+use std::fmt;
+
+use serde_json::Value as Json;
+
+use crate::yaml::Pos;
+
+/// The safety category of a capability. Closed and required: there is no
+/// default, so an unclassified capability cannot load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Category {
+    /// Inspects state and mutates nothing anywhere.
+    Read,
+    /// Edits persisted state, local or remote.
+    Write,
+    /// Runs code, ships a deliverable, triggers automation.
+    Execute,
+    /// Acts through a third party or runs many actions at once.
+    External,
+}
+
+impl Category {
+    pub const ALL: [Category; 4] = [Category::Read, Category::Write, Category::Execute, Category::External];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Read => "read",
+            Category::Write => "write",
+            Category::Execute => "execute",
+            Category::External => "external",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.as_str() == text)
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// All validated modules, sorted by name; capabilities sorted by name inside
+/// each module. Built only by [`crate::load`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SpecSet {
+    pub modules: Vec<ModuleSpec>,
+}
+
+impl SpecSet {
+    pub fn capabilities(&self) -> impl Iterator<Item = (&ModuleSpec, &CapabilitySpec)> {
+        self.modules.iter().flat_map(|m| m.capabilities.iter().map(move |c| (m, c)))
+    }
+
+    pub fn module(&self, name: &str) -> Option<&ModuleSpec> {
+        self.modules.iter().find(|m| m.name == name)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModuleSpec {
+    pub name: String,
+    pub description: String,
+    /// The spec file, relative to the project root, `/`-separated.
+    pub file: String,
+    pub capabilities: Vec<CapabilitySpec>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CapabilitySpec {
+    pub name: String,
+    pub category: Category,
+    pub description: String,
+    /// The input schema; always an object schema. `None` when the spec gives none
+    /// (the capability then takes an empty object).
+    pub input: Option<Schema>,
+    pub output: Option<Schema>,
+    pub user_message: Option<String>,
+    pub deferred: bool,
+    pub aliases: Vec<String>,
+    pub deprecated: Option<String>,
+    /// Where `name:` is written.
+    pub pos: Pos,
+}
+
+impl CapabilitySpec {
+    /// The catalog one-liner: the description's first sentence, on one line.
+    pub fn summary(&self) -> String {
+        first_sentence(&self.description)
+    }
+}
+
+/// The first sentence of `text` (up to and including the first `.`, `!` or
+/// `?` followed by whitespace or the end), with line breaks folded to spaces.
+pub fn first_sentence(text: &str) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let bytes = flat.as_bytes();
+    for (i, b) in bytes.iter().enumerate() {
+        if matches!(b, b'.' | b'!' | b'?') && (i + 1 == bytes.len() || bytes[i + 1] == b' ') {
+            return flat[..=i].to_string();
+        }
+    }
+    flat
+}
+
+/// JSON types of the supported subset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum JsonType {
+    String,
+    Number,
+    Integer,
+    Boolean,
+    Object,
+    Array,
+    Null,
+}
+
+impl JsonType {
+    pub const ALL: [JsonType; 7] = [
+        JsonType::String,
+        JsonType::Number,
+        JsonType::Integer,
+        JsonType::Boolean,
+        JsonType::Object,
+        JsonType::Array,
+        JsonType::Null,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JsonType::String => "string",
+            JsonType::Number => "number",
+            JsonType::Integer => "integer",
+            JsonType::Boolean => "boolean",
+            JsonType::Object => "object",
+            JsonType::Array => "array",
+            JsonType::Null => "null",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<JsonType> {
+        JsonType::ALL.into_iter().find(|t| t.as_str() == text)
+    }
+
+    /// Whether a JSON value is an instance of this type.
+    pub fn accepts(self, value: &Json) -> bool {
+        match self {
+            JsonType::String => value.is_string(),
+            JsonType::Number => value.is_number(),
+            JsonType::Integer => value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0),
+            JsonType::Boolean => value.is_boolean(),
+            JsonType::Object => value.is_object(),
+            JsonType::Array => value.is_array(),
+            JsonType::Null => value.is_null(),
+        }
+    }
+}
+
+/// `additionalProperties`: a boolean or a schema for the extra values (a map).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Additional {
+    Allowed(bool),
+    Schema(Box<Schema>),
+}
+
+/// One schema of the supported JSON Schema subset (DESIGN §2). Every keyword
+/// the subset supports has a typed slot; anything else is refused at load.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Schema {
+    /// `type`: empty = any type; `[T, "null"]` gives two entries.
+    pub types: Vec<JsonType>,
+    pub description: Option<String>,
+    pub default: Option<Json>,
+    pub enum_values: Option<Vec<Json>>,
+    pub const_value: Option<Json>,
+    /// Properties in document order.
+    pub properties: Vec<(String, Schema)>,
+    pub required: Vec<String>,
+    pub additional_properties: Option<Additional>,
+    pub items: Option<Box<Schema>>,
+    pub minimum: Option<serde_json::Number>,
+    pub maximum: Option<serde_json::Number>,
+    pub min_length: Option<u64>,
+    pub max_length: Option<u64>,
+    pub pattern: Option<String>,
+    pub format: Option<String>,
+    pub min_items: Option<u64>,
+    pub max_items: Option<u64>,
+    pub one_of: Option<Vec<Schema>>,
+    pub any_of: Option<Vec<Schema>>,
+    /// `$defs` in document order (only at the root of `input`/`output`).
+    pub defs: Vec<(String, Schema)>,
+    /// `$ref`: the name of a `$defs` entry (`#/$defs/<name>`).
+    pub reference: Option<String>,
+}
+
+impl Schema {
+    /// The non-null type, when the schema has exactly one.
+    pub fn single_type(&self) -> Option<JsonType> {
+        let mut non_null = self.types.iter().copied().filter(|t| *t != JsonType::Null);
+        let first = non_null.next()?;
+        non_null.next().is_none().then_some(first)
+    }
+
+    /// `type: [T, "null"]` or `type: null`.
+    pub fn is_nullable(&self) -> bool {
+        self.types.contains(&JsonType::Null)
+    }
+
+    pub fn is_required(&self, property: &str) -> bool {
+        self.required.iter().any(|r| r == property)
+    }
+
+    /// The schema back as JSON (keys in JSON Schema's usual order).
+    pub fn to_json(&self) -> Json {
+        let mut map = serde_json::Map::new();
+        if let Some(r) = &self.reference {
+            map.insert("$ref".into(), Json::String(format!("#/$defs/{r}")));
+        }
+        match self.types.as_slice() {
+            [] => {}
+            [one] => {
+                map.insert("type".into(), Json::String(one.as_str().into()));
+            }
+            many => {
+                map.insert("type".into(), Json::Array(many.iter().map(|t| Json::String(t.as_str().into())).collect()));
+            }
+        }
+        if let Some(d) = &self.description {
+            map.insert("description".into(), Json::String(d.clone()));
+        }
+        if let Some(v) = &self.enum_values {
+            map.insert("enum".into(), Json::Array(v.clone()));
+        }
+        if let Some(v) = &self.const_value {
+            map.insert("const".into(), v.clone());
+        }
+        if let Some(v) = &self.default {
+            map.insert("default".into(), v.clone());
+        }
+        if !self.properties.is_empty() || self.single_type() == Some(JsonType::Object) && self.additional_properties.is_none() {
+            map.insert(
+                "properties".into(),
+                Json::Object(self.properties.iter().map(|(k, s)| (k.clone(), s.to_json())).collect()),
+            );
+        }
+        if !self.required.is_empty() {
+            map.insert("required".into(), Json::Array(self.required.iter().cloned().map(Json::String).collect()));
+        }
+        match &self.additional_properties {
+            None => {}
+            Some(Additional::Allowed(b)) => {
+                map.insert("additionalProperties".into(), Json::Bool(*b));
+            }
+            Some(Additional::Schema(s)) => {
+                map.insert("additionalProperties".into(), s.to_json());
+            }
+        }
+        if let Some(items) = &self.items {
+            map.insert("items".into(), items.to_json());
+        }
+        let numbers = [("minimum", &self.minimum), ("maximum", &self.maximum)];
+        for (key, value) in numbers {
+            if let Some(n) = value {
+                map.insert(key.into(), Json::Number(n.clone()));
+            }
+        }
+        let counts = [
+            ("minLength", self.min_length),
+            ("maxLength", self.max_length),
+            ("minItems", self.min_items),
+            ("maxItems", self.max_items),
+        ];
+        for (key, value) in counts {
+            if let Some(n) = value {
+                map.insert(key.into(), Json::from(n));
+            }
+        }
+        if let Some(p) = &self.pattern {
+            map.insert("pattern".into(), Json::String(p.clone()));
+        }
+        if let Some(f) = &self.format {
+            map.insert("format".into(), Json::String(f.clone()));
+        }
+        for (key, variants) in [("oneOf", &self.one_of), ("anyOf", &self.any_of)] {
+            if let Some(v) = variants {
+                map.insert(key.into(), Json::Array(v.iter().map(Schema::to_json).collect()));
+            }
+        }
+        if !self.defs.is_empty() {
+            map.insert(
+                "$defs".into(),
+                Json::Object(self.defs.iter().map(|(k, s)| (k.clone(), s.to_json())).collect()),
+            );
+        }
+        Json::Object(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_sentence_stops_at_sentence_end_not_at_dots_inside_words() {
+        assert_eq!(first_sentence("Read a file.\nReturns bytes."), "Read a file.");
+        assert_eq!(first_sentence("Open v1.2 of the\n  file. More."), "Open v1.2 of the file.");
+        assert_eq!(first_sentence("No full stop"), "No full stop");
+    }
+}

@@ -1,0 +1,135 @@
+//! Name rules shared by the loader and the renderers.
+
+/// Words no module or capability may be named: they become JavaScript
+/// function names (strict mode, ES modules), TypeScript declarations and Rust
+/// module names in generated code.
+const RESERVED: &[(&str, &str)] = &[
+    // JavaScript reserved words, including strict-mode and module restrictions.
+    ("break", "JavaScript"), ("case", "JavaScript"), ("catch", "JavaScript"), ("class", "JavaScript"),
+    ("const", "JavaScript"), ("continue", "JavaScript"), ("debugger", "JavaScript"), ("default", "JavaScript"),
+    ("delete", "JavaScript"), ("do", "JavaScript"), ("else", "JavaScript"), ("enum", "JavaScript"),
+    ("export", "JavaScript"), ("extends", "JavaScript"), ("false", "JavaScript"), ("finally", "JavaScript"),
+    ("for", "JavaScript"), ("function", "JavaScript"), ("if", "JavaScript"), ("import", "JavaScript"),
+    ("in", "JavaScript"), ("instanceof", "JavaScript"), ("new", "JavaScript"), ("null", "JavaScript"),
+    ("return", "JavaScript"), ("super", "JavaScript"), ("switch", "JavaScript"), ("this", "JavaScript"),
+    ("throw", "JavaScript"), ("true", "JavaScript"), ("try", "JavaScript"), ("typeof", "JavaScript"),
+    ("var", "JavaScript"), ("void", "JavaScript"), ("while", "JavaScript"), ("with", "JavaScript"),
+    ("yield", "JavaScript"), ("let", "JavaScript"), ("static", "JavaScript"), ("implements", "JavaScript"),
+    ("interface", "JavaScript"), ("package", "JavaScript"), ("private", "JavaScript"),
+    ("protected", "JavaScript"), ("public", "JavaScript"), ("await", "JavaScript"),
+    ("eval", "JavaScript strict mode"), ("arguments", "JavaScript strict mode"),
+    ("undefined", "JavaScript"), ("nan", "JavaScript"), ("infinity", "JavaScript"),
+    // TypeScript keywords and built-in type names.
+    ("any", "TypeScript"), ("as", "TypeScript"), ("asserts", "TypeScript"), ("bigint", "TypeScript"),
+    ("boolean", "TypeScript"), ("constructor", "TypeScript"), ("declare", "TypeScript"),
+    ("infer", "TypeScript"), ("is", "TypeScript"), ("keyof", "TypeScript"), ("module", "TypeScript"),
+    ("namespace", "TypeScript"), ("never", "TypeScript"), ("number", "TypeScript"), ("object", "TypeScript"),
+    ("readonly", "TypeScript"), ("require", "TypeScript"), ("string", "TypeScript"), ("symbol", "TypeScript"),
+    ("type", "TypeScript"), ("unique", "TypeScript"), ("unknown", "TypeScript"), ("satisfies", "TypeScript"),
+    ("abstract", "TypeScript"), ("override", "TypeScript"), ("accessor", "TypeScript"), ("global", "TypeScript"),
+    ("async", "TypeScript"),
+    // Rust keywords (strict and reserved).
+    ("fn", "Rust"), ("crate", "Rust"), ("self", "Rust"), ("mod", "Rust"), ("pub", "Rust"), ("use", "Rust"),
+    ("impl", "Rust"), ("trait", "Rust"), ("struct", "Rust"), ("where", "Rust"), ("loop", "Rust"),
+    ("match", "Rust"), ("move", "Rust"), ("mut", "Rust"), ("ref", "Rust"), ("unsafe", "Rust"),
+    ("extern", "Rust"), ("dyn", "Rust"), ("become", "Rust"), ("box", "Rust"), ("final", "Rust"),
+    ("macro", "Rust"), ("priv", "Rust"), ("unsized", "Rust"), ("virtual", "Rust"), ("gen", "Rust"),
+    ("union", "Rust"), ("raw", "Rust"),
+    // Names the generated Rust needs for itself.
+    ("std", "Rust (shadows the standard library in generated code)"),
+    ("core", "Rust (shadows the core library in generated code)"),
+    ("alloc", "Rust (shadows the alloc library in generated code)"),
+    ("capspec", "capspec (shadows the runtime crate in generated code)"),
+    ("serde", "capspec (shadows a crate the generated code uses)"),
+    ("schemars", "capspec (shadows a crate the generated code uses)"),
+];
+
+/// The language that reserves `name`, if any.
+pub fn reserved_by(name: &str) -> Option<&'static str> {
+    RESERVED.iter().find(|(word, _)| *word == name).map(|(_, lang)| *lang)
+}
+
+/// Why `name` is not a valid module or capability name, if it is not.
+/// Names match `^[a-z][a-z0-9_]{0,63}$` and are not reserved words.
+pub fn name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("a name cannot be empty".into());
+    }
+    if name.len() > 64 {
+        return Some(format!("`{name}` is longer than 64 characters"));
+    }
+    let mut chars = name.chars();
+    let first = chars.next().expect("non-empty");
+    if !first.is_ascii_lowercase() {
+        return Some(format!(
+            "`{name}` must start with a lowercase ASCII letter (names match `^[a-z][a-z0-9_]{{0,63}}$`)"
+        ));
+    }
+    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')) {
+        return Some(format!(
+            "`{name}` contains {bad:?}; names use only lowercase ASCII letters, digits and `_` (`^[a-z][a-z0-9_]{{0,63}}$`)"
+        ));
+    }
+    if let Some(lang) = reserved_by(name) {
+        return Some(format!("`{name}` is a reserved word in {lang}; generated code could not use it"));
+    }
+    None
+}
+
+/// Edit distance, for "did you mean" hints.
+pub fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// The closest candidate to `word`, if it is close enough to be a typo.
+pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = word.to_ascii_lowercase();
+    let limit = (word.chars().count() / 3).max(2);
+    candidates
+        .into_iter()
+        .map(|c| (levenshtein(&lower, &c.to_ascii_lowercase()), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, c)| (*d, *c))
+        .map(|(_, c)| c)
+}
+
+/// ` (did you mean `x`?)`, or nothing.
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    suggest(word, candidates).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_and_invalid_names() {
+        assert_eq!(name_problem("list_workflows"), None);
+        assert_eq!(name_problem("a1"), None);
+        assert!(name_problem("List").is_some());
+        assert!(name_problem("1abc").is_some());
+        assert!(name_problem("a-b").is_some());
+        assert!(name_problem("../x").is_some());
+        assert!(name_problem(&"a".repeat(65)).is_some());
+        assert!(name_problem("eval").unwrap().contains("strict mode"));
+        assert!(name_problem("fn").unwrap().contains("Rust"));
+        assert!(name_problem("type").is_some());
+    }
+
+    #[test]
+    fn suggestions_find_typos_only() {
+        assert_eq!(suggest("catgory", ["category", "description"]), Some("category"));
+        assert_eq!(suggest("zzzz", ["category", "description"]), None);
+    }
+}

@@ -1,0 +1,171 @@
+//! Output formats for findings: `human` (rustc-like), `json` (DESIGN §5) and
+//! `github` (workflow commands). Rendering returns strings; the front prints.
+
+use std::fmt::Write as _;
+
+use crate::finding::{Finding, Severity, Summary};
+use crate::load::Sources;
+
+/// A finished check: sorted findings and the sources they point into.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    pub sources: Sources,
+}
+
+impl Report {
+    pub fn summary(&self) -> Summary {
+        Summary::of(&self.findings)
+    }
+
+    /// `0` when there is no error finding, `1` otherwise (DESIGN §5).
+    pub fn exit_code(&self) -> i32 {
+        if self.summary().errors > 0 { 1 } else { 0 }
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.summary().errors > 0
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Json,
+    Github,
+}
+
+pub fn render(report: &Report, format: Format) -> String {
+    match format {
+        Format::Human => human(report),
+        Format::Json => json(report),
+        Format::Github => github(report),
+    }
+}
+
+/// rustc-like: a header, the location, the source line and a caret.
+pub fn human(report: &Report) -> String {
+    let mut out = String::new();
+    for f in &report.findings {
+        let _ = writeln!(out, "{}[{}]: {}", f.severity.as_str(), f.rule, f.message);
+        let location = match (f.line, f.column) {
+            (0, _) => f.file.clone(),
+            (l, 0) => format!("{}:{l}", f.file),
+            (l, c) => format!("{}:{l}:{c}", f.file),
+        };
+        let source_line = if f.line > 0 { report.sources.line(&f.file, f.line) } else { None };
+        let gutter = if source_line.is_some() { f.line.to_string().len() } else { 1 };
+        let pad = " ".repeat(gutter);
+        let _ = writeln!(out, "{pad}--> {location}");
+        if let Some(text) = source_line {
+            let col = f.column.max(1) as usize;
+            let prefix: String = text.chars().take(col - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+            let width = token_width(text.chars().skip(col - 1));
+            let _ = writeln!(out, "{pad} |");
+            let _ = writeln!(out, "{} | {}", f.line, text);
+            let _ = writeln!(out, "{pad} | {prefix}{}", "^".repeat(width));
+        }
+        if let Some(diff) = &f.diff {
+            let _ = writeln!(out, "{pad} |");
+            for line in diff.lines() {
+                let _ = writeln!(out, "{pad} | {line}");
+            }
+        }
+        out.push('\n');
+    }
+    let s = report.summary();
+    if s.errors == 0 && s.warnings == 0 {
+        out.push_str("capspec: no findings\n");
+    } else {
+        let _ = writeln!(out, "capspec: {} error{}, {} warning{}", s.errors, plural(s.errors), s.warnings, plural(s.warnings));
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Width of the token starting at the caret: up to a `:`, a space or the
+/// end of the line; quoted tokens run to their closing quote.
+fn token_width(mut rest: impl Iterator<Item = char>) -> usize {
+    let Some(first) = rest.next() else { return 1 };
+    if first == '"' || first == '\'' {
+        let mut n = 1;
+        for c in rest {
+            n += 1;
+            if c == first {
+                break;
+            }
+        }
+        return n;
+    }
+    if matches!(first, '{' | '[' | '-' | '|' | '>') {
+        return 1;
+    }
+    1 + rest.take_while(|c| !matches!(c, ':' | ' ' | ',' | ']' | '}' | '#')).count()
+}
+
+/// `{"findings": [...], "summary": {"errors": N, "warnings": N}}`
+pub fn json(report: &Report) -> String {
+    let value = serde_json::json!({
+        "findings": report.findings,
+        "summary": report.summary(),
+    });
+    let mut out = serde_json::to_string_pretty(&value).expect("findings serialize");
+    out.push('\n');
+    out
+}
+
+/// `::error file=F,line=L,col=C,title=RULE::MESSAGE`
+pub fn github(report: &Report) -> String {
+    let mut out = String::new();
+    for f in &report.findings {
+        let level = match f.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let mut message = f.message.clone();
+        if let Some(diff) = &f.diff {
+            message.push('\n');
+            message.push_str(diff);
+        }
+        let _ = writeln!(
+            out,
+            "::{level} file={},line={},col={},title={}::{}",
+            property(&f.file),
+            f.line,
+            f.column,
+            property(&f.rule),
+            data(&message)
+        );
+    }
+    out
+}
+
+/// Escaping of workflow-command data (the message).
+fn data(s: &str) -> String {
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// Escaping of workflow-command properties (file, title).
+fn property(s: &str) -> String {
+    data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn github_escapes_separators() {
+        assert_eq!(property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
+        assert_eq!(data("x::y\n"), "x::y%0A");
+    }
+
+    #[test]
+    fn caret_covers_the_token() {
+        assert_eq!(token_width("catgory: read".chars()), 7);
+        assert_eq!(token_width("\"a b\": 1".chars()), 5);
+    }
+}

@@ -1,0 +1,164 @@
+//! The spec file format itself as Rust types, so `schemars` can derive the
+//! editor schema (`schema/capspec-spec.schema.json`) from it. The loader's key
+//! lists and these types are tied together by a test: they cannot drift.
+
+#![allow(dead_code)] // the types exist for their derived schema only
+
+use schemars::JsonSchema;
+
+/// A capspec module spec: one file per module under the specs directory.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields, title = "capspec module spec")]
+struct SpecFile {
+    /// The module name; must equal the file stem.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_]{0,63}$"))]
+    module: String,
+    /// One line describing the module.
+    #[schemars(length(min = 1))]
+    description: String,
+    /// The module's capabilities (at least one).
+    #[schemars(length(min = 1))]
+    capabilities: Vec<Capability>,
+}
+
+/// One capability: a tool a model can call.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+struct Capability {
+    /// Unique across all modules, aliases included.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_]{0,63}$"))]
+    name: String,
+    /// The safety category. Required; there is no default.
+    category: Category,
+    /// What it does; the first sentence is the catalog one-liner.
+    #[schemars(length(min = 1))]
+    description: String,
+    /// JSON Schema of the argument object (`type: object`).
+    input: Option<Schema>,
+    /// JSON Schema of the result.
+    output: Option<Schema>,
+    /// Message shown to a person; `{placeholders}` must be input properties.
+    user_message: Option<String>,
+    /// `true`: listed by name only in the prompt catalog.
+    deferred: Option<bool>,
+    /// Hidden compatibility names: resolve at invoke, never shown in catalogs.
+    aliases: Option<Vec<String>>,
+    /// Why it is deprecated and what to use instead; still callable.
+    deprecated: Option<String>,
+}
+
+/// The safety category of a capability.
+#[derive(JsonSchema)]
+#[schemars(rename_all = "lowercase")]
+enum Category {
+    /// Inspects state, mutates nothing anywhere.
+    Read,
+    /// Edits persisted state, local or remote.
+    Write,
+    /// Runs code, ships a deliverable, triggers automation.
+    Execute,
+    /// Acts through a third party or runs many actions at once.
+    External,
+}
+
+/// A JSON Schema of the subset capspec supports.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+struct Schema {
+    #[schemars(rename = "type")]
+    ty: Option<TypeOrNullable>,
+    description: Option<String>,
+    default: Option<serde_json::Value>,
+    #[schemars(rename = "enum")]
+    enum_values: Option<Vec<serde_json::Value>>,
+    #[schemars(rename = "const")]
+    const_value: Option<serde_json::Value>,
+    properties: Option<std::collections::BTreeMap<String, Schema>>,
+    required: Option<Vec<String>>,
+    #[schemars(rename = "additionalProperties")]
+    additional_properties: Option<BoolOrSchema>,
+    items: Option<Box<Schema>>,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    #[schemars(rename = "minLength")]
+    min_length: Option<u64>,
+    #[schemars(rename = "maxLength")]
+    max_length: Option<u64>,
+    pattern: Option<String>,
+    format: Option<String>,
+    #[schemars(rename = "minItems")]
+    min_items: Option<u64>,
+    #[schemars(rename = "maxItems")]
+    max_items: Option<u64>,
+    #[schemars(rename = "oneOf")]
+    one_of: Option<Vec<Schema>>,
+    #[schemars(rename = "anyOf")]
+    any_of: Option<Vec<Schema>>,
+    #[schemars(rename = "$defs")]
+    defs: Option<std::collections::BTreeMap<String, Schema>>,
+    /// `#/$defs/<Name>`
+    #[schemars(rename = "$ref")]
+    reference: Option<String>,
+}
+
+#[derive(JsonSchema)]
+#[schemars(untagged)]
+enum TypeOrNullable {
+    One(JsonType),
+    /// `[T, "null"]`
+    Nullable([JsonType; 2]),
+}
+
+#[derive(JsonSchema)]
+#[schemars(rename_all = "lowercase")]
+enum JsonType {
+    String,
+    Number,
+    Integer,
+    Boolean,
+    Object,
+    Array,
+    Null,
+}
+
+#[derive(JsonSchema)]
+#[schemars(untagged)]
+enum BoolOrSchema {
+    Bool(bool),
+    Schema(Box<Schema>),
+}
+
+/// The editor schema of the spec format, as committed in
+/// `schema/capspec-spec.schema.json`.
+pub fn editor_schema() -> String {
+    let schema = schemars::schema_for!(SpecFile);
+    let mut text = serde_json::to_string_pretty(&schema).expect("schema serializes");
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::{CAPABILITY_KEYS, MODULE_KEYS, SCHEMA_KEYWORDS};
+
+    fn keys(value: &serde_json::Value) -> Vec<String> {
+        let mut k: Vec<String> = value["properties"].as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    }
+
+    fn sorted(list: &[&str]) -> Vec<String> {
+        let mut k: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+        k.sort();
+        k
+    }
+
+    #[test]
+    fn editor_schema_has_exactly_the_loaders_keys() {
+        let schema: serde_json::Value = serde_json::from_str(&editor_schema()).unwrap();
+        assert_eq!(keys(&schema), sorted(MODULE_KEYS));
+        assert_eq!(keys(&schema["$defs"]["Capability"]), sorted(CAPABILITY_KEYS));
+        assert_eq!(keys(&schema["$defs"]["Schema"]), sorted(SCHEMA_KEYWORDS));
+    }
+}

@@ -1,0 +1,57 @@
+//! The repository checks itself: `cargo test` fails when the repo's own
+//! specs, config or committed editor schema are out of date, like
+//! rust-analyzer's codegen freshness tests.
+
+use capspec_codegen::report::{self, Format};
+use capspec_tests::workspace_root;
+
+#[test]
+fn repo_passes_its_own_check() {
+    let report = capspec_codegen::check(&workspace_root()).expect("check runs on the repo");
+    assert!(report.findings.is_empty(), "{}", report::render(&report, Format::Human));
+}
+
+#[test]
+fn reference_catalog_is_broad() {
+    // The reference catalog must exercise what later stages implement:
+    // at least 5 modules, 25 capabilities and every category.
+    let project = capspec_codegen::check::open(&workspace_root()).unwrap();
+    let set = &project.loaded.set;
+    assert!(set.modules.len() >= 5, "{} modules", set.modules.len());
+    assert!(set.capabilities().count() >= 25, "{} capabilities", set.capabilities().count());
+    for category in capspec_codegen::Category::ALL {
+        assert!(set.capabilities().any(|(_, c)| c.category == category), "no {category} capability");
+    }
+}
+
+/// `schema/capspec-spec.schema.json` is generated from the spec model. When it
+/// is stale this test rewrites it and fails, so the next run passes and the
+/// diff shows up in review.
+#[test]
+fn editor_schema_is_fresh() {
+    let path = workspace_root().join("schema/capspec-spec.schema.json");
+    let expected = capspec_codegen::spec_format::editor_schema();
+    let actual = std::fs::read_to_string(&path).unwrap_or_default();
+    if actual != expected {
+        if std::env::var_os("CI").is_none() {
+            std::fs::write(&path, &expected).expect("update the editor schema");
+        }
+        panic!("{} was stale; it has been regenerated (outside CI) — commit it", path.display());
+    }
+}
+
+#[test]
+fn repo_specs_reference_the_editor_schema() {
+    let specs = workspace_root().join("specs");
+    for entry in std::fs::read_dir(specs).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                text.starts_with("# yaml-language-server: $schema=../schema/capspec-spec.schema.json\n"),
+                "{} lacks the editor schema line",
+                path.display()
+            );
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! `cargo xtask`: the capspec command line. A thin clap front over
+//! `capspec-codegen`; it parses flags, calls the library and prints.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use capspec_codegen::report::{self, Format};
+use clap::{Parser, Subcommand, ValueEnum};
+
+const CONFIG_HELP: &str = "\
+PROJECT CONFIG (capspec.toml, in the root; paths relative to it):
+  specs = \"specs\"                      spec directory, searched recursively for *.yaml/*.yml (required)
+  snapshot = \"<specs>/categories.snap\" category snapshot file
+  [generate]
+  rust = \"src/generated\"               Rust bindings
+  js = \"guest\"                         guest JS facades and .d.ts
+  catalog = \"catalog\"                  prompt catalog and capabilities.json
+  specifier = \"@capspec/host\"          guest import prefix: \"@capspec/host/<module>\"
+  bridge = \"capspec:bridge\"            private bridge module the facades import
+  [coverage]
+  sources = [\"src\"]                    scanned for #[capability] fns
+  tests = [\"tests\"]                    scanned for tests that exercise capabilities
+  [[allow]]                            suppress one coverage/* or breaking/* finding:
+  rule = \"…\"  capability = \"…\" (or file = \"…\")  reason = \"a real reason\"
+
+EXIT CODES:
+  0  nothing to report (warnings allowed)
+  1  at least one error finding
+  2  the command could not run (no config, unreadable root, bad flag)";
+
+#[derive(Parser)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    about = "capspec: keep capabilities in one declarative place and fail CI when anything drifts from it",
+    after_help = CONFIG_HELP
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Validate the specs and config, and report every finding (never writes).
+    #[command(after_help = CONFIG_HELP)]
+    Check {
+        #[command(flatten)]
+        root: RootArg,
+        /// Output format: rustc-like text, one JSON object, or GitHub workflow commands.
+        #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+        format: FormatArg,
+    },
+}
+
+#[derive(clap::Args)]
+struct RootArg {
+    /// The project root: a directory holding capspec.toml (need not be a Cargo project).
+    /// Defaults to the workspace root.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+}
+
+impl RootArg {
+    fn resolve(&self) -> PathBuf {
+        self.root.clone().unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+        })
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Human,
+    Json,
+    Github,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match cli.command {
+        Command::Check { root, format } => {
+            let root = root.resolve();
+            match capspec_codegen::check(&root) {
+                Ok(report) => {
+                    let format = match format {
+                        FormatArg::Human => Format::Human,
+                        FormatArg::Json => Format::Json,
+                        FormatArg::Github => Format::Github,
+                    };
+                    let text = report::render(&report, format);
+                    print!("{text}");
+                    ExitCode::from(report.exit_code() as u8)
+                }
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+    }
+}

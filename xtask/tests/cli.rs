@@ -1,0 +1,90 @@
+//! The command line exactly as DESIGN §5 specifies it: flags, formats and
+//! exit codes, driven through the real binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn xtask(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_xtask")).args(args).output().expect("run xtask")
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn fixture(case: &str) -> String {
+    repo().join("tests/fixtures/check").join(case).to_string_lossy().into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn clean_project_exits_0() {
+    let out = xtask(&["check", "--root", &repo().to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("no findings"));
+}
+
+#[test]
+fn default_root_is_the_workspace() {
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask")).arg("check").current_dir(std::env::temp_dir()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn error_findings_exit_1_in_every_format() {
+    for format in ["human", "json", "github"] {
+        let out = xtask(&["check", "--root", &fixture("unknown-field"), "--format", format]);
+        assert_eq!(out.status.code(), Some(1), "format {format}: {}", stdout(&out));
+        assert!(stdout(&out).contains("spec/unknown-field"), "format {format}: {}", stdout(&out));
+    }
+}
+
+#[test]
+fn json_output_is_one_object() {
+    let out = xtask(&["check", "--root", &fixture("unknown-category"), "--format", "json"]);
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(value["summary"]["errors"], 4);
+    assert_eq!(value["findings"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn missing_config_exits_2_with_advice() {
+    let dir = std::env::temp_dir().join(format!("capspec-cli-noconfig-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = xtask(&["check", "--root", &dir.to_string_lossy()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("no `capspec.toml`") && err.contains("specs = \"specs\""), "{err}");
+}
+
+#[test]
+fn unreadable_root_exits_2() {
+    let out = xtask(&["check", "--root", "/nonexistent/capspec/root"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("cannot read the project root"), "{}", stderr(&out));
+}
+
+#[test]
+fn bad_flag_exits_2() {
+    let out = xtask(&["check", "--format", "xml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("xml"));
+}
+
+#[test]
+fn help_documents_config_defaults_and_exit_codes() {
+    let out = xtask(&["check", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = stdout(&out);
+    for needle in ["--root", "--format", "src/generated", "@capspec/host", "capspec:bridge", "EXIT CODES"] {
+        assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
+    }
+}
