@@ -35,13 +35,32 @@ pub fn open(root: &Path) -> Result<Project, FatalError> {
 /// run at all (exit code 2); findings are in the report.
 pub fn check(root: &Path) -> Result<Report, FatalError> {
     let project = open(root)?;
+    let rendered = crate::sync::render_project(&project);
     let mut findings = project.config_findings;
     findings.extend(project.loaded.findings);
+    if let Some((targets, artifacts)) = rendered {
+        findings.extend(crate::sync::drift(root, &targets, &artifacts));
+    }
     if let Some(config) = &project.config {
         apply_suppressions(&mut findings, &config.allow);
     }
     Finding::sort(&mut findings);
     Ok(Report { findings, sources: project.loaded.sources })
+}
+
+/// For a `#[test]`: panic with the rendered findings unless `check` is clean
+/// on the project at `root`, so plain `cargo test` fails on drift.
+pub fn assert_fresh(root: impl AsRef<Path>) {
+    let root = root.as_ref();
+    match check(root) {
+        Ok(report) if report.findings.is_empty() => {}
+        Ok(report) => panic!(
+            "capspec check failed for {}:\n{}",
+            root.display(),
+            crate::report::render(&report, crate::report::Format::Human)
+        ),
+        Err(err) => panic!("capspec check could not run: {err}"),
+    }
 }
 
 /// Remove findings an `[[allow]]` entry explains; report entries that explain

@@ -11,11 +11,14 @@ pub mod finding;
 pub mod load;
 pub mod model;
 pub mod names;
+pub mod render;
 pub mod report;
 pub mod spec_format;
+pub mod sync;
 pub mod yaml;
 
-pub use check::check;
+pub use check::{assert_fresh, check};
+pub use sync::sync;
 pub use finding::{Finding, Severity, Summary};
 pub use model::{CapabilitySpec, Category, ModuleSpec, Schema, SpecSet};
 pub use report::{Format, Report};

@@ -117,6 +117,8 @@ enum Frame {
         pos: Pos,
         anchor: usize,
         entries: Vec<(Key, Node)>,
+        /// Keys seen so far and where, so duplicate detection stays linear.
+        seen: HashMap<String, Pos>,
         pending_key: Option<Key>,
     },
 }
@@ -172,7 +174,7 @@ pub fn parse(text: &str) -> Result<Node, ParseError> {
                 stack.push(if matches!(event, Event::SequenceStart(..)) {
                     Frame::Seq { pos, anchor, items: Vec::new() }
                 } else {
-                    Frame::Map { pos, anchor, entries: Vec::new(), pending_key: None }
+                    Frame::Map { pos, anchor, entries: Vec::new(), seen: HashMap::new(), pending_key: None }
                 });
                 None
             }
@@ -213,33 +215,33 @@ pub fn parse(text: &str) -> Result<Node, ParseError> {
         match stack.last_mut() {
             None => root = Some(node),
             Some(Frame::Seq { items, .. }) => items.push(node),
-            Some(Frame::Map { entries, pending_key, .. }) => match pending_key.take() {
+            Some(Frame::Map { entries, seen, pending_key, .. }) => match pending_key.take() {
                 None => {
-                    let Value::String(name) = &node.value else {
-                        let name = match &node.value {
-                            Value::Null => "null".to_string(),
-                            Value::Bool(b) => b.to_string(),
-                            Value::Number(n) => n.to_string(),
-                            _ => {
-                                return Err(ParseError {
-                                    pos: node.pos,
-                                    message: "mapping keys must be plain strings, not lists or mappings".into(),
-                                });
-                            }
-                        };
-                        *pending_key = Some(Key { name, pos: node.pos });
-                        continue;
+                    // YAML allows scalar keys of any type; spec keys are text,
+                    // so `1:` or `true:` become the keys "1" and "true".
+                    let name = match &node.value {
+                        Value::String(s) => s.clone(),
+                        Value::Null => "null".to_string(),
+                        Value::Bool(b) => b.to_string(),
+                        Value::Number(n) => n.to_string(),
+                        Value::Seq(_) | Value::Map(_) => {
+                            return Err(ParseError {
+                                pos: node.pos,
+                                message: "mapping keys must be plain strings, not lists or mappings".into(),
+                            });
+                        }
                     };
-                    if let Some((first, _)) = entries.iter().find(|(k, _)| &k.name == name) {
+                    if let Some(first) = seen.get(&name) {
                         return Err(ParseError {
                             pos: node.pos,
                             message: format!(
                                 "duplicate key `{name}` (first defined at line {}, column {})",
-                                first.pos.line, first.pos.column
+                                first.line, first.column
                             ),
                         });
                     }
-                    *pending_key = Some(Key { name: name.clone(), pos: node.pos });
+                    seen.insert(name.clone(), node.pos);
+                    *pending_key = Some(Key { name, pos: node.pos });
                 }
                 Some(key) => entries.push((key, node)),
             },

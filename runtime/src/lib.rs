@@ -6,6 +6,15 @@
 
 use std::fmt;
 
+/// What generated bindings name. Not a public API: only generated code and
+/// the macros use these paths, so a host depends on `capspec` alone.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
+}
+
 /// The safety category of a capability: a closed enum with no default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -60,6 +69,20 @@ pub struct Spec {
     pub deprecated: Option<&'static str>,
     /// Hash of description, schemas and category: changes when the contract does.
     pub fingerprint: &'static str,
+}
+
+/// One module of capabilities as generated into a host's bindings
+/// (`pub const MODULE: capspec::Module`): its specs, the guest facade source
+/// and its prompt-catalog section, so a host embeds everything from one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Module {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub specs: &'static [Spec],
+    /// The ES module source served to guests for `<specifier>/<name>`.
+    pub facade: &'static str,
+    /// This module's section of the prompt catalog (Markdown).
+    pub catalog: &'static str,
 }
 
 #[cfg(test)]

@@ -42,7 +42,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Validate the specs and config, and report every finding (never writes).
+    /// Regenerate every artifact from the specs; write only what changed, remove orphaned
+    /// generated files. With spec errors nothing is written.
+    #[command(after_help = CONFIG_HELP)]
+    Sync {
+        #[command(flatten)]
+        root: RootArg,
+    },
+    /// Validate specs and config, compare every generated file with what the specs produce,
+    /// and report every finding (never writes).
     #[command(after_help = CONFIG_HELP)]
     Check {
         #[command(flatten)]
@@ -85,6 +93,36 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Sync { root } => {
+            let root = root.resolve();
+            match capspec_codegen::sync(&root) {
+                Ok(outcome) if !outcome.findings.is_empty() => {
+                    let report = report::Report { findings: outcome.findings, sources: outcome.sources };
+                    print!("{}", report::render(&report, Format::Human));
+                    eprintln!("sync: the specs have errors; nothing was written");
+                    ExitCode::from(1)
+                }
+                Ok(outcome) => {
+                    for path in &outcome.written {
+                        println!("wrote    {path}");
+                    }
+                    for path in &outcome.removed {
+                        println!("removed  {path}");
+                    }
+                    println!(
+                        "sync: {} written, {} removed, {} unchanged",
+                        outcome.written.len(),
+                        outcome.removed.len(),
+                        outcome.unchanged
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Command::Check { root, format } => {
             let root = root.resolve();
             match capspec_codegen::check(&root) {

@@ -1,0 +1,268 @@
+//! The model-facing prompt catalog: `<catalog>/CATALOG.md` and
+//! `<catalog>/<module>.md`.
+//!
+//! Each capability is one entry whose first line is a compact TypeScript-like
+//! signature carrying every fact a model needs — parameter names, types,
+//! requiredness (`?`), enum values, defaults (`= v`) and bounds (in
+//! parentheses) — then the category and the one-line description. Parameter
+//! descriptions follow as sub-items. Deferred capabilities are listed by name
+//! only; aliases never appear.
+
+use minijinja::context;
+
+use crate::model::{Additional, CapabilitySpec, JsonType, ModuleSpec, Schema, SpecSet, first_sentence};
+use crate::render::filters::js_string;
+use crate::render::ts::{literal, pascal_case, property_key};
+use crate::render::{Targets, marker_line, render_template};
+
+/// Inline Markdown code that no backtick in `text` can close.
+pub fn code_span(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') || longest > 0 { " " } else { "" };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// One line of text: whitespace runs (including line breaks) folded.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The module's catalog section (no marker): the text a host embeds.
+pub fn module_section(module: &ModuleSpec, targets: &Targets) -> String {
+    let entries: Vec<String> = module.capabilities.iter().filter(|c| !c.deferred).map(entry).collect();
+    let deferred: Vec<String> = module.capabilities.iter().filter(|c| c.deferred).map(|c| code_span(&c.name)).collect();
+    let import_line = format!("import {} from {};", module.name, js_string(targets.import_path(&module.name)));
+    render_template(
+        "catalog/module.md.j2",
+        context! {
+            module => module.name.clone(),
+            description => module.description.clone(),
+            import_line => import_line,
+            entries => entries,
+            deferred => deferred,
+        },
+    )
+}
+
+/// `<catalog>/<module>.md`
+pub fn module_file(module: &ModuleSpec, section: &str) -> String {
+    render_template("catalog/file.md.j2", context! { marker => marker_line(&module.file), section => section.to_string() })
+}
+
+/// `<catalog>/CATALOG.md`: every module's section.
+pub fn catalog_file(_set: &SpecSet, targets: &Targets, sections: &[String]) -> String {
+    render_template(
+        "catalog/CATALOG.md.j2",
+        context! { marker => marker_line(&targets.specs), sections => sections.to_vec() },
+    )
+}
+
+/// One capability entry: signature line, then the rest of the description
+/// and parameter descriptions.
+pub fn entry(cap: &CapabilitySpec) -> String {
+    let writer = Compact;
+    let args = match &cap.input {
+        Some(schema) => writer.object(schema),
+        None => "{}".to_string(),
+    };
+    let mut signature = format!("{}({args})", cap.name);
+    if let Some(output) = &cap.output {
+        signature.push_str(" → ");
+        signature.push_str(&writer.type_of(output));
+    }
+    let summary = cap.summary();
+    let mut line = format!("- {} · {} · {}", code_span(&signature), cap.category, summary);
+    if let Some(d) = &cap.deprecated {
+        line.push_str(&format!(" Deprecated: {}", one_line(d)));
+    }
+    let mut lines = vec![line];
+    let full = one_line(&cap.description);
+    let rest = full[first_sentence(&cap.description).len().min(full.len())..].trim();
+    if !rest.is_empty() {
+        lines.push(format!("  {rest}"));
+    }
+    for root in [&cap.input, &cap.output].into_iter().flatten() {
+        for (def, schema) in &root.defs {
+            lines.push(format!("  - {}", code_span(&format!("type {} = {}", writer.def_name(def), writer.type_of(schema)))));
+        }
+    }
+    if let Some(input) = &cap.input {
+        let mut docs = Vec::new();
+        param_docs(input, "", &mut docs);
+        for (def, schema) in &input.defs {
+            param_docs(schema, &format!("{}.", writer.def_name(def)), &mut docs);
+        }
+        for (path, text) in docs {
+            lines.push(format!("  - {}: {}", code_span(&path), one_line(&text)));
+        }
+    }
+    lines.join("\n")
+}
+
+/// Descriptions of properties, with dotted paths (`steps[].title`).
+fn param_docs(schema: &Schema, prefix: &str, out: &mut Vec<(String, String)>) {
+    for (name, prop) in &schema.properties {
+        let path = format!("{prefix}{name}");
+        if let Some(d) = &prop.description {
+            out.push((path.clone(), d.clone()));
+        }
+        param_docs(prop, &format!("{path}."), out);
+        if let Some(items) = &prop.items {
+            param_docs(items, &format!("{path}[]."), out);
+        }
+        for variants in [&prop.one_of, &prop.any_of].into_iter().flatten() {
+            for v in variants {
+                if let Some(d) = &v.description {
+                    out.push((format!("{path} ({})", Compact::kind(v)), d.clone()));
+                }
+                param_docs(v, &format!("{path}."), out);
+            }
+        }
+    }
+}
+
+/// The compact, TypeScript-like notation of the catalog.
+struct Compact;
+
+impl Compact {
+    fn def_name(&self, def: &str) -> String {
+        pascal_case(def)
+    }
+
+    fn kind(schema: &Schema) -> &'static str {
+        match schema.single_type() {
+            Some(t) => t.as_str(),
+            None => "value",
+        }
+    }
+
+    /// `{a: T, b?: U = d}` — the argument object, also for nested objects.
+    fn object(&self, schema: &Schema) -> String {
+        let mut fields: Vec<String> = schema
+            .properties
+            .iter()
+            .map(|(name, prop)| {
+                let optional = if schema.is_required(name) { "" } else { "?" };
+                let mut field = format!("{}{optional}: {}", property_key(name), self.type_of(prop));
+                if let Some(d) = &prop.default {
+                    field.push_str(&format!(" = {}", compact_json(d)));
+                }
+                field
+            })
+            .collect();
+        match &schema.additional_properties {
+            Some(Additional::Schema(s)) => fields.push(format!("[key]: {}", self.type_of(s))),
+            Some(Additional::Allowed(true)) => fields.push("…".into()),
+            _ => {}
+        }
+        format!("{{{}}}", fields.join(", "))
+    }
+
+    fn type_of(&self, schema: &Schema) -> String {
+        let mut base = self.base(schema);
+        let bounds = bounds(schema);
+        if !bounds.is_empty() {
+            base = format!("{base}({bounds})");
+        }
+        if schema.is_nullable() && schema.single_type().is_some() {
+            base.push_str("|null");
+        }
+        base
+    }
+
+    fn base(&self, schema: &Schema) -> String {
+        if let Some(r) = &schema.reference {
+            return self.def_name(r);
+        }
+        if let Some(c) = &schema.const_value {
+            return literal(c);
+        }
+        if let Some(values) = &schema.enum_values {
+            return values.iter().map(literal).collect::<Vec<_>>().join("|");
+        }
+        if let Some(variants) = schema.one_of.as_ref().or(schema.any_of.as_ref()) {
+            return variants.iter().map(|v| self.type_of(v)).collect::<Vec<_>>().join("|");
+        }
+        match schema.single_type() {
+            Some(JsonType::String) => "string".into(),
+            Some(JsonType::Integer) => "int".into(),
+            Some(JsonType::Number) => "number".into(),
+            Some(JsonType::Boolean) => "boolean".into(),
+            Some(JsonType::Null) => "null".into(),
+            Some(JsonType::Array) => {
+                let item = schema.items.as_ref().map_or_else(|| "any".to_string(), |s| self.type_of(s));
+                if item.contains('|') { format!("({item})[]") } else { format!("{item}[]") }
+            }
+            Some(JsonType::Object) => self.object_or_map(schema),
+            None if schema.types == [JsonType::Null] => "null".into(),
+            None if !schema.properties.is_empty() => self.object(schema),
+            None => "any".into(),
+        }
+    }
+
+    fn object_or_map(&self, schema: &Schema) -> String {
+        if !schema.properties.is_empty() {
+            return self.object(schema);
+        }
+        match &schema.additional_properties {
+            Some(Additional::Schema(s)) => format!("{{[key]: {}}}", self.type_of(s)),
+            Some(Additional::Allowed(false)) => "{}".into(),
+            _ => "object".into(),
+        }
+    }
+}
+
+/// Bounds, format and pattern: `len 1..200`, `≥0`, `1..100`, `≤20 items`, `uri`, `/re/`.
+fn bounds(schema: &Schema) -> String {
+    let mut parts = Vec::new();
+    if let Some(f) = &schema.format {
+        parts.push(f.clone());
+    }
+    let range = |lo: Option<String>, hi: Option<String>| match (lo, hi) {
+        (Some(lo), Some(hi)) if lo == hi => Some(lo),
+        (Some(lo), Some(hi)) => Some(format!("{lo}..{hi}")),
+        (Some(lo), None) => Some(format!("≥{lo}")),
+        (None, Some(hi)) => Some(format!("≤{hi}")),
+        (None, None) => None,
+    };
+    if let Some(r) = range(schema.minimum.as_ref().map(|n| n.to_string()), schema.maximum.as_ref().map(|n| n.to_string())) {
+        parts.push(r);
+    }
+    if let Some(r) = range(schema.min_length.map(|n| n.to_string()), schema.max_length.map(|n| n.to_string())) {
+        parts.push(format!("len {r}"));
+    }
+    if let Some(r) = range(schema.min_items.map(|n| n.to_string()), schema.max_items.map(|n| n.to_string())) {
+        parts.push(format!("{r} items"));
+    }
+    if let Some(p) = &schema.pattern {
+        parts.push(format!("/{p}/"));
+    }
+    parts.join(", ")
+}
+
+/// Minified JSON for defaults.
+fn compact_json(value: &serde_json::Value) -> String {
+    serde_json::to_string(value).expect("values serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_spans_survive_backticks() {
+        assert_eq!(code_span("a"), "`a`");
+        assert_eq!(code_span("a`b"), "`` a`b ``");
+        assert_eq!(code_span("``x"), "``` ``x ```");
+    }
+}

@@ -1,0 +1,522 @@
+//! Rust bindings: `<rust>/mod.rs` and `<rust>/<module>.rs`.
+//!
+//! Built as token streams with `quote` (spec text only ever becomes a string
+//! literal token), parsed with `syn`, formatted with `prettyplease`; the
+//! marker line is added after formatting.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::quote;
+
+use crate::model::{Additional, CapabilitySpec, JsonType, ModuleSpec, Schema, SpecSet};
+use crate::render::ts::pascal_case;
+use crate::render::{Targets, contract_fingerprint, input_schema_json, marker_line};
+
+/// Rust keywords (strict, reserved and edition-dependent) that cannot be
+/// identifiers; `self`, `Self`, `super` and `crate` cannot even be raw.
+const RUST_KEYWORDS: &[&str] = &[
+    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for", "if", "impl", "in",
+    "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self", "static", "struct", "super",
+    "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn", "abstract", "become", "box",
+    "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen", "union",
+];
+
+fn ident(name: &str) -> Ident {
+    Ident::new(name, Span::call_site())
+}
+
+fn lit(text: &str) -> Literal {
+    Literal::string(text)
+}
+
+/// A snake_case field name for an arbitrary JSON key: `maxResults` →
+/// `max_results`, `content-type` → `content_type`, `3d` → `_3d`, `type` →
+/// `type_`. Non-ASCII characters become `uXXXX`.
+pub fn field_name(key: &str) -> String {
+    let mut out = String::new();
+    let mut prev_lower = false;
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            if prev_lower && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+            prev_lower = false;
+        } else if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            out.push(c);
+            prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        } else if c.is_ascii() {
+            if !out.is_empty() && !out.ends_with('_') {
+                out.push('_');
+            }
+            prev_lower = false;
+        } else {
+            out.push_str(&format!("u{:04x}", c as u32));
+            prev_lower = true;
+        }
+    }
+    let trimmed = out.trim_end_matches('_');
+    let mut out = if trimmed.is_empty() { "field".to_string() } else { trimmed.to_string() };
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, '_');
+    }
+    if RUST_KEYWORDS.contains(&out.as_str()) || out == "_" {
+        out.push('_');
+    }
+    out
+}
+
+/// A PascalCase type or variant name for arbitrary text: `16:9` → `V16_9`,
+/// `""` → `Empty`, `g h` → `GH`, non-ASCII → `UXXXX`.
+pub fn variant_name(value: &str) -> String {
+    let mut out = String::new();
+    let mut upper = true;
+    let mut prev_digit = false;
+    for c in value.chars() {
+        if c.is_ascii_alphanumeric() {
+            if c.is_ascii_digit() && prev_digit && upper {
+                out.push('_');
+            }
+            out.push(if upper { c.to_ascii_uppercase() } else { c });
+            prev_digit = c.is_ascii_digit();
+            upper = false;
+        } else if c.is_ascii() {
+            upper = true;
+        } else {
+            out.push_str(&format!("U{:04X}", c as u32));
+            prev_digit = false;
+            upper = true;
+        }
+    }
+    if out.is_empty() {
+        out = "Empty".into();
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'V');
+    }
+    if RUST_KEYWORDS.contains(&out.as_str()) {
+        out.push('_');
+    }
+    out
+}
+
+/// Pick `base`, or `base2`, `base3`, … whichever is free.
+fn unique(base: String, used: &mut BTreeSet<String>) -> String {
+    let mut name = base.clone();
+    let mut n = 2;
+    while used.contains(&name) {
+        name = format!("{base}{n}");
+        n += 1;
+    }
+    used.insert(name.clone());
+    name
+}
+
+/// Attributes every generated type carries: the derives through the
+/// runtime's hidden re-exports, so a host needs only `capspec`.
+fn derives() -> TokenStream {
+    quote! {
+        #[derive(Debug, Clone, PartialEq, ::capspec::__private::serde::Serialize, ::capspec::__private::serde::Deserialize, ::capspec::__private::schemars::JsonSchema)]
+        #[serde(crate = "::capspec::__private::serde")]
+        #[schemars(crate = "::capspec::__private::schemars")]
+    }
+}
+
+fn doc(text: Option<&str>) -> TokenStream {
+    match text {
+        Some(t) => {
+            let t = lit(&format!(" {}", t.trim()));
+            quote! { #[doc = #t] }
+        }
+        None => quote! {},
+    }
+}
+
+/// Generates the types of one capability module.
+struct TypeGen {
+    items: Vec<TokenStream>,
+    used: BTreeSet<String>,
+    /// `$defs` name → type name, for the root being generated.
+    defs: BTreeMap<String, String>,
+}
+
+impl TypeGen {
+    /// Declare the `$defs` of a root schema as named types. Names are
+    /// allocated first so definitions may refer to each other in any order.
+    fn root_defs(&mut self, root: &Schema) {
+        let names: Vec<(String, String)> =
+            root.defs.iter().map(|(d, _)| (d.clone(), unique(variant_name(d), &mut self.used))).collect();
+        self.defs = names.iter().cloned().collect();
+        for ((_, schema), (_, name)) in root.defs.iter().zip(names) {
+            // Free the allocated name so the struct or enum takes it exactly.
+            self.used.remove(&name);
+            let ty = self.base(schema, &name);
+            self.used.insert(name.clone());
+            // A def that is not itself a struct or enum becomes an alias.
+            if ty.to_string() != name {
+                let id = ident(&name);
+                let d = doc(schema.description.as_deref());
+                self.items.push(quote! { #d pub type #id = #ty; });
+            }
+        }
+    }
+
+    /// The type for `schema`, declaring a struct or enum named `hint` when
+    /// one is needed.
+    fn named(&mut self, schema: &Schema, hint: &str) -> TokenStream {
+        let base = self.base(schema, hint);
+        if schema.is_nullable() && schema.single_type().is_some() { quote! { Option<#base> } } else { base }
+    }
+
+    fn base(&mut self, schema: &Schema, hint: &str) -> TokenStream {
+        if let Some(r) = &schema.reference {
+            let name = ident(self.defs.get(r).map(String::as_str).unwrap_or("Value"));
+            return quote! { #name };
+        }
+        if let Some(c) = &schema.const_value {
+            return scalar_of(c);
+        }
+        if let Some(values) = &schema.enum_values {
+            if values.iter().all(|v| v.is_string()) {
+                return self.string_enum(values, hint, schema.description.as_deref());
+            }
+            return value_type();
+        }
+        if let Some(variants) = schema.one_of.as_ref().or(schema.any_of.as_ref()) {
+            return self.untagged(variants, hint, schema.description.as_deref());
+        }
+        match schema.single_type() {
+            Some(JsonType::String) => quote! { String },
+            Some(JsonType::Integer) => quote! { i64 },
+            Some(JsonType::Number) => quote! { f64 },
+            Some(JsonType::Boolean) => quote! { bool },
+            Some(JsonType::Null) => quote! { () },
+            Some(JsonType::Array) => {
+                let item = match &schema.items {
+                    Some(items) => self.named(items, &format!("{hint}Item")),
+                    None => value_type(),
+                };
+                quote! { Vec<#item> }
+            }
+            Some(JsonType::Object) => self.object(schema, hint),
+            None if schema.types == [JsonType::Null] => quote! { () },
+            None if !schema.properties.is_empty() => self.object(schema, hint),
+            None => value_type(),
+        }
+    }
+
+    fn object(&mut self, schema: &Schema, hint: &str) -> TokenStream {
+        if schema.properties.is_empty() {
+            return match &schema.additional_properties {
+                Some(Additional::Schema(s)) => {
+                    let v = self.named(s, &format!("{hint}Value"));
+                    quote! { ::std::collections::BTreeMap<String, #v> }
+                }
+                Some(Additional::Allowed(false)) => {
+                    let name = unique(hint.to_string(), &mut self.used);
+                    self.structure(&name, schema, None);
+                    let id = ident(&name);
+                    quote! { #id }
+                }
+                _ => quote! { ::capspec::__private::serde_json::Map<String, ::capspec::__private::serde_json::Value> },
+            };
+        }
+        let name = unique(hint.to_string(), &mut self.used);
+        self.structure(&name, schema, None);
+        let id = ident(&name);
+        quote! { #id }
+    }
+
+    /// A struct with one field per property. Closed objects (no
+    /// `additionalProperties`, or `false`) deny unknown fields; open ones
+    /// collect extra keys in a flattened map.
+    fn structure(&mut self, name: &str, schema: &Schema, description: Option<&str>) {
+        let mut field_names = BTreeSet::new();
+        let mut fields = Vec::new();
+        for (key, prop) in &schema.properties {
+            let fname = unique(field_name(key), &mut field_names);
+            let fid = ident(&fname);
+            let hint = if matches!(name, "Args" | "Output") { variant_name(key) } else { format!("{name}{}", variant_name(key)) };
+            let mut ty = self.named(prop, &hint);
+            // A field that is directly a `$defs` type is boxed, so recursive
+            // definitions have a finite size.
+            if prop.reference.is_some() {
+                ty = if prop.is_nullable() { quote! { Option<Box<#ty>> } } else { quote! { Box<#ty> } };
+            }
+            let rename = if fname != *key {
+                let k = lit(key);
+                quote! { #[serde(rename = #k)] }
+            } else {
+                quote! {}
+            };
+            let d = doc(prop.description.as_deref());
+            let required = schema.is_required(key);
+            let already_optional = ty.to_string().starts_with("Option <");
+            let field = if required {
+                quote! { #d #rename pub #fid: #ty }
+            } else if already_optional {
+                quote! { #d #rename #[serde(default, skip_serializing_if = "Option::is_none")] pub #fid: #ty }
+            } else {
+                quote! { #d #rename #[serde(default, skip_serializing_if = "Option::is_none")] pub #fid: Option<#ty> }
+            };
+            fields.push(field);
+        }
+        let open = match &schema.additional_properties {
+            Some(Additional::Schema(s)) => Some(self.named(s, &format!("{name}Extra"))),
+            Some(Additional::Allowed(true)) => Some(value_type()),
+            _ => None,
+        };
+        let deny = match &open {
+            Some(v) => {
+                let fid = ident(&unique("additional_properties".into(), &mut field_names));
+                fields.push(quote! {
+                    /// Keys beyond the declared properties.
+                    #[serde(flatten)]
+                    pub #fid: ::std::collections::BTreeMap<String, #v>
+                });
+                quote! {}
+            }
+            None => quote! { #[serde(deny_unknown_fields)] },
+        };
+        let derives = derives();
+        let id = ident(name);
+        let d = doc(description.or(schema.description.as_deref()));
+        self.items.push(quote! {
+            #d
+            #derives
+            #deny
+            pub struct #id { #(#fields,)* }
+        });
+    }
+
+    fn string_enum(&mut self, values: &[serde_json::Value], hint: &str, description: Option<&str>) -> TokenStream {
+        let name = unique(hint.to_string(), &mut self.used);
+        let mut variant_names = BTreeSet::new();
+        let variants: Vec<TokenStream> = values
+            .iter()
+            .filter_map(|v| v.as_str())
+            .map(|v| {
+                let vid = ident(&unique(variant_name(v), &mut variant_names));
+                let value = lit(v);
+                quote! { #[serde(rename = #value)] #vid }
+            })
+            .collect();
+        let derives = derives();
+        let id = ident(&name);
+        let d = doc(description);
+        self.items.push(quote! {
+            #d
+            #derives
+            pub enum #id { #(#variants,)* }
+        });
+        quote! { #id }
+    }
+
+    fn untagged(&mut self, variants: &[Schema], hint: &str, description: Option<&str>) -> TokenStream {
+        let name = unique(hint.to_string(), &mut self.used);
+        let mut variant_names = BTreeSet::new();
+        let mut out = Vec::new();
+        for (i, v) in variants.iter().enumerate() {
+            let label = match (&v.reference, v.single_type()) {
+                (Some(r), _) => pascal_case(r),
+                (None, Some(t)) => pascal_case(t.as_str()),
+                (None, None) => format!("Variant{}", i + 1),
+            };
+            let vname = unique(label, &mut variant_names);
+            let ty = self.named(v, &format!("{name}{vname}"));
+            let vid = ident(&vname);
+            out.push(quote! { #vid(#ty) });
+        }
+        let derives = derives();
+        let id = ident(&name);
+        let d = doc(description);
+        self.items.push(quote! {
+            #d
+            #derives
+            #[serde(untagged)]
+            pub enum #id { #(#out,)* }
+        });
+        quote! { #id }
+    }
+}
+
+fn value_type() -> TokenStream {
+    quote! { ::capspec::__private::serde_json::Value }
+}
+
+fn scalar_of(value: &serde_json::Value) -> TokenStream {
+    match value {
+        serde_json::Value::String(_) => quote! { String },
+        serde_json::Value::Bool(_) => quote! { bool },
+        serde_json::Value::Number(n) if n.is_f64() => quote! { f64 },
+        serde_json::Value::Number(_) => quote! { i64 },
+        _ => value_type(),
+    }
+}
+
+fn opt_str(value: Option<&str>) -> TokenStream {
+    match value {
+        Some(v) => {
+            let l = lit(v);
+            quote! { Some(#l) }
+        }
+        None => quote! { None },
+    }
+}
+
+/// The `pub mod <name> { … }` of one capability.
+fn capability(module: &ModuleSpec, cap: &CapabilitySpec) -> TokenStream {
+    let mut types = TypeGen { items: Vec::new(), used: ["Args", "Output", "SPEC"].map(String::from).into(), defs: BTreeMap::new() };
+    match &cap.input {
+        Some(input) => {
+            types.root_defs(input);
+            types.structure("Args", input, Some(&format!("Arguments of `{}`.", cap.name)));
+        }
+        None => {
+            let empty = Schema { types: vec![JsonType::Object], additional_properties: Some(Additional::Allowed(false)), ..Schema::default() };
+            types.structure("Args", &empty, Some(&format!("Arguments of `{}` (it takes none).", cap.name)));
+        }
+    }
+    if let Some(output) = &cap.output {
+        types.root_defs(output);
+        let plain_object = output.single_type() == Some(JsonType::Object)
+            && !output.is_nullable()
+            && !output.properties.is_empty()
+            && output.reference.is_none()
+            && output.enum_values.is_none()
+            && output.one_of.is_none()
+            && output.any_of.is_none();
+        if plain_object {
+            types.structure("Output", output, Some(&format!("The result of `{}`.", cap.name)));
+        } else {
+            let ty = types.named(output, "OutputValue");
+            types.items.push(quote! {
+                /// The result of the capability.
+                pub type Output = #ty;
+            });
+        }
+    }
+    let cap_id = ident(&cap.name);
+    let category = ident(match cap.category {
+        crate::model::Category::Read => "Read",
+        crate::model::Category::Write => "Write",
+        crate::model::Category::Execute => "Execute",
+        crate::model::Category::External => "External",
+    });
+    let module_name = lit(&module.name);
+    let name = lit(&cap.name);
+    let description = lit(&cap.description);
+    let summary = lit(&cap.summary());
+    let input_schema = lit(&input_schema_json(cap).to_string());
+    let output_schema = opt_str(cap.output.as_ref().map(|s| s.to_json().to_string()).as_deref());
+    let user_message = opt_str(cap.user_message.as_deref());
+    let deferred = cap.deferred;
+    let aliases: Vec<Literal> = cap.aliases.iter().map(|a| lit(a)).collect();
+    let deprecated = opt_str(cap.deprecated.as_deref());
+    let fingerprint = lit(&contract_fingerprint(module, cap));
+    let doc_text = lit(&format!(" `{}.{}` ({}): {}", module.name, cap.name, cap.category, cap.summary()));
+    let items = types.items;
+    quote! {
+        #[doc = #doc_text]
+        pub mod #cap_id {
+            #(#items)*
+
+            /// The spec of this capability.
+            pub const SPEC: ::capspec::Spec = ::capspec::Spec {
+                module: #module_name,
+                name: #name,
+                category: ::capspec::Category::#category,
+                description: #description,
+                summary: #summary,
+                input_schema: #input_schema,
+                output_schema: #output_schema,
+                user_message: #user_message,
+                deferred: #deferred,
+                aliases: &[#(#aliases),*],
+                deprecated: #deprecated,
+                fingerprint: #fingerprint,
+            };
+        }
+    }
+}
+
+fn format_file(tokens: TokenStream, marker: &str) -> String {
+    let file: syn::File = syn::parse2(tokens).unwrap_or_else(|e| panic!("generated Rust does not parse: {e}"));
+    format!("// {marker}\n{}", prettyplease::unparse(&file))
+}
+
+/// `<rust>/<module>.rs`
+pub fn module_file(module: &ModuleSpec, facade: &str, catalog: &str) -> String {
+    let caps: Vec<TokenStream> = module.capabilities.iter().map(|c| capability(module, c)).collect();
+    let spec_refs: Vec<Ident> = module.capabilities.iter().map(|c| ident(&c.name)).collect();
+    let name = lit(&module.name);
+    let description = lit(&module.description);
+    let facade = lit(facade);
+    let catalog = lit(catalog);
+    let module_doc = lit(&format!(" The `{}` capability module: {}", module.name, module.description.trim()));
+    let tokens = quote! {
+        #![doc = #module_doc]
+        #![allow(dead_code, clippy::all)]
+
+        /// The module's name.
+        pub const NAME: &str = #name;
+        /// Every capability spec of the module, sorted by name.
+        pub const SPECS: &[::capspec::Spec] = &[#(#spec_refs::SPEC),*];
+        /// The guest facade (ES module source) for this module.
+        pub const FACADE: &str = #facade;
+        /// This module's section of the prompt catalog.
+        pub const CATALOG: &str = #catalog;
+        /// Everything a host embeds for this module.
+        pub const MODULE: ::capspec::Module = ::capspec::Module {
+            name: NAME,
+            description: #description,
+            specs: SPECS,
+            facade: FACADE,
+            catalog: CATALOG,
+        };
+
+        #(#caps)*
+    };
+    format_file(tokens, &marker_line(&module.file))
+}
+
+/// `<rust>/mod.rs`
+pub fn mod_file(set: &SpecSet, targets: &Targets) -> String {
+    let mods: Vec<Ident> = set.modules.iter().map(|m| ident(&m.name)).collect();
+    let tokens = quote! {
+        //! Generated capability bindings. Mount them with the runtime's registry.
+        #(pub mod #mods;)*
+
+        /// Every module, sorted by name.
+        pub const MODULES: &[::capspec::Module] = &[#(#mods::MODULE),*];
+    };
+    format_file(tokens, &marker_line(&targets.specs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_names_for_awkward_keys() {
+        assert_eq!(field_name("maxResults"), "max_results");
+        assert_eq!(field_name("content-type"), "content_type");
+        assert_eq!(field_name("3d"), "_3d");
+        assert_eq!(field_name("type"), "type_");
+        assert_eq!(field_name("self"), "self_");
+        assert_eq!(field_name("Self"), "self_");
+        assert_eq!(field_name("*/"), "field");
+        assert_eq!(field_name("ünï"), "u00fcnu00ef");
+    }
+
+    #[test]
+    fn variant_names_for_awkward_values() {
+        assert_eq!(variant_name("16:9"), "V16_9");
+        assert_eq!(variant_name(""), "Empty");
+        assert_eq!(variant_name("a\"b"), "AB");
+        assert_eq!(variant_name("g h"), "GH");
+        assert_eq!(variant_name("read_only"), "ReadOnly");
+        assert_eq!(variant_name("Self"), "Self_");
+    }
+}

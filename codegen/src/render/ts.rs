@@ -1,0 +1,186 @@
+//! TypeScript types from schemas, for `.d.ts` declarations.
+
+use crate::model::{Additional, JsonType, Schema};
+use crate::render::filters::{block_comment, js_string};
+
+/// PascalCase of a snake_case or arbitrary name, ASCII only.
+pub fn pascal_case(name: &str) -> String {
+    let mut out = String::new();
+    let mut upper = true;
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            if upper {
+                out.push(c.to_ascii_uppercase());
+            } else {
+                out.push(c);
+            }
+            upper = false;
+        } else {
+            upper = true;
+        }
+    }
+    out
+}
+
+/// Whether `name` can be written unquoted as a TypeScript property key.
+pub fn is_js_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+/// A property key: bare when it is an identifier, a string literal otherwise.
+pub fn property_key(name: &str) -> String {
+    if is_js_identifier(name) { name.to_string() } else { js_string(name.to_string()) }
+}
+
+/// A JSON value as a TypeScript literal type.
+pub fn literal(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => js_string(s.clone()),
+        serde_json::Value::Number(n) => n.to_string(),
+        serde_json::Value::Bool(b) => b.to_string(),
+        serde_json::Value::Null => "null".into(),
+        // Not reachable for enum/const values the loader accepts, but never
+        // emit raw text: `unknown` is always a valid type.
+        _ => "unknown".into(),
+    }
+}
+
+/// Renders schemas as TypeScript types. `$ref`s name type aliases declared
+/// next to the capability; each root schema (input, output) has its own
+/// `$defs`, so each gets its own alias names, unique within the module.
+pub struct TsTypes {
+    defs: std::collections::BTreeMap<String, String>,
+}
+
+impl TsTypes {
+    /// Allocate alias names `<prefix><Def>` for the `$defs` of `root`,
+    /// avoiding every name in `used` (and recording the new ones there).
+    pub fn for_root(root: Option<&Schema>, prefix: &str, used: &mut std::collections::BTreeSet<String>) -> TsTypes {
+        let mut defs = std::collections::BTreeMap::new();
+        for (def, _) in root.map(|r| r.defs.as_slice()).unwrap_or_default() {
+            let base = format!("{prefix}{}", pascal_case(def));
+            let mut name = base.clone();
+            let mut n = 2;
+            while used.contains(&name) {
+                name = format!("{base}{n}");
+                n += 1;
+            }
+            used.insert(name.clone());
+            defs.insert(def.clone(), name);
+        }
+        TsTypes { defs }
+    }
+
+    pub fn def_name(&self, def: &str) -> String {
+        self.defs.get(def).cloned().unwrap_or_else(|| "unknown".into())
+    }
+
+    /// The type of a schema, on one line.
+    pub fn type_of(&self, schema: &Schema) -> String {
+        let base = self.base(schema);
+        if schema.is_nullable() && schema.single_type().is_some() && !base.ends_with("| null") {
+            format!("{base} | null")
+        } else {
+            base
+        }
+    }
+
+    fn base(&self, schema: &Schema) -> String {
+        if let Some(r) = &schema.reference {
+            return self.def_name(r);
+        }
+        if let Some(c) = &schema.const_value {
+            return literal(c);
+        }
+        if let Some(values) = &schema.enum_values {
+            return values.iter().map(literal).collect::<Vec<_>>().join(" | ");
+        }
+        if let Some(variants) = schema.one_of.as_ref().or(schema.any_of.as_ref()) {
+            let parts: Vec<String> = variants.iter().map(|v| self.type_of(v)).collect();
+            return format!("({})", parts.join(" | "));
+        }
+        match schema.single_type() {
+            Some(JsonType::String) => "string".into(),
+            Some(JsonType::Number | JsonType::Integer) => "number".into(),
+            Some(JsonType::Boolean) => "boolean".into(),
+            Some(JsonType::Null) => "null".into(),
+            Some(JsonType::Array) => {
+                let item = schema.items.as_ref().map_or_else(|| "unknown".to_string(), |s| self.type_of(s));
+                if item.contains(' ') { format!("Array<{item}>") } else { format!("{item}[]") }
+            }
+            Some(JsonType::Object) => self.object(schema),
+            None if schema.types == [JsonType::Null] => "null".into(),
+            None if !schema.properties.is_empty() => self.object(schema),
+            None => "unknown".into(),
+        }
+    }
+
+    fn object(&self, schema: &Schema) -> String {
+        let extra = match &schema.additional_properties {
+            Some(Additional::Schema(s)) => Some(self.type_of(s)),
+            Some(Additional::Allowed(true)) => Some("unknown".to_string()),
+            Some(Additional::Allowed(false)) => None,
+            None if schema.properties.is_empty() => Some("unknown".to_string()),
+            None => None,
+        };
+        if schema.properties.is_empty() {
+            return match extra {
+                Some(t) => format!("Record<string, {t}>"),
+                None => "Record<string, never>".into(),
+            };
+        }
+        let mut fields: Vec<String> = schema
+            .properties
+            .iter()
+            .map(|(name, prop)| {
+                let optional = if schema.is_required(name) { "" } else { "?" };
+                format!("{}{optional}: {}", property_key(name), self.type_of(prop))
+            })
+            .collect();
+        if extra.is_some() {
+            // An index signature must admit every declared property's type.
+            fields.push("[key: string]: unknown".into());
+        }
+        format!("{{ {} }}", fields.join("; "))
+    }
+
+    /// An interface body with JSDoc per property, for top-level `Args`/`Output`.
+    pub fn interface_body(&self, schema: &Schema) -> Vec<String> {
+        let mut lines = Vec::new();
+        for (name, prop) in &schema.properties {
+            let mut doc = Vec::new();
+            if let Some(d) = &prop.description {
+                doc.push(block_comment(d.clone()));
+            }
+            if let Some(d) = &prop.default {
+                doc.push(format!("@default {}", block_comment(d.to_string())));
+            }
+            if !doc.is_empty() {
+                lines.push(format!("/** {} */", doc.join("\n * ")));
+            }
+            let optional = if schema.is_required(name) { "" } else { "?" };
+            lines.push(format!("{}{optional}: {};", property_key(name), self.type_of(prop)));
+        }
+        match &schema.additional_properties {
+            Some(Additional::Schema(_)) | Some(Additional::Allowed(true)) => lines.push("[key: string]: unknown;".into()),
+            _ => {}
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(pascal_case("list_workflows"), "ListWorkflows");
+        assert!(is_js_identifier("maxResults"));
+        assert!(!is_js_identifier("content-type"));
+        assert!(!is_js_identifier("3d"));
+        assert_eq!(property_key("content-type"), "\"content-type\"");
+    }
+}
