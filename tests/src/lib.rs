@@ -3,6 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
+/// The generated Rust bindings of every fixture under `fixtures/render/`,
+/// rendered by `build.rs`: if capspec generated Rust that does not compile,
+/// this crate would not build.
+pub mod bindings {
+    include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
+}
+
 /// The fixtures directory of this crate.
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")

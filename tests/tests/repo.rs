@@ -5,10 +5,25 @@
 use capspec_codegen::report::{self, Format};
 use capspec_tests::workspace_root;
 
+/// The freshness entry point a project calls from its own tests: plain
+/// `cargo test` fails when a generated file drifted from the specs.
 #[test]
-fn repo_passes_its_own_check() {
-    let report = capspec_codegen::check(&workspace_root()).expect("check runs on the repo");
-    assert!(report.findings.is_empty(), "{}", report::render(&report, Format::Human));
+fn repo_artifacts_are_fresh() {
+    capspec_codegen::assert_fresh(workspace_root());
+}
+
+#[test]
+fn assert_fresh_names_the_stale_file() {
+    let dir = capspec_tests::TempDir::new("assert-fresh");
+    dir.write("capspec.toml", "specs = \"specs\"\n");
+    dir.write("specs/x.yaml", "module: x\ndescription: X.\ncapabilities:\n  - { name: y, category: read, description: Y. }\n");
+    capspec_codegen::sync(dir.path()).unwrap();
+    std::fs::write(dir.path().join("guest/x.js"), "// edited\n").unwrap();
+    let panic = std::panic::catch_unwind(|| capspec_codegen::assert_fresh(dir.path())).expect_err("stale file must fail");
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains("drift/stale") && message.contains("guest/x.js"), "{message}");
+    let report = capspec_codegen::check(dir.path()).unwrap();
+    assert_eq!(report.exit_code(), 1, "{}", report::render(&report, Format::Human));
 }
 
 #[test]

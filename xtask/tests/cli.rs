@@ -88,3 +88,26 @@ fn help_documents_config_defaults_and_exit_codes() {
         assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
     }
 }
+
+#[test]
+fn sync_writes_then_writes_nothing_and_refuses_bad_specs() {
+    let dir = std::env::temp_dir().join(format!("capspec-cli-sync-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("specs")).unwrap();
+    std::fs::write(dir.join("capspec.toml"), "specs = \"specs\"\n").unwrap();
+    std::fs::write(dir.join("specs/x.yaml"), "module: x\ndescription: X.\ncapabilities:\n  - { name: y, category: read, description: Y. }\n").unwrap();
+    let root = dir.to_string_lossy().into_owned();
+
+    let first = xtask(&["sync", "--root", &root]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert!(stdout(&first).contains("wrote    guest/x.js") && stdout(&first).ends_with("sync: 8 written, 0 removed, 0 unchanged\n"), "{}", stdout(&first));
+    let second = xtask(&["sync", "--root", &root]);
+    assert_eq!(stdout(&second), "sync: 0 written, 0 removed, 8 unchanged\n");
+    assert_eq!(xtask(&["check", "--root", &root]).status.code(), Some(0));
+
+    std::fs::write(dir.join("specs/x.yaml"), "module: x\ndescription: X.\ncapabilities:\n  - { name: y, category: root, description: Y. }\n").unwrap();
+    let bad = xtask(&["sync", "--root", &root]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stdout(&bad).contains("spec/unknown-category") && stderr(&bad).contains("nothing was written"), "{}{}", stdout(&bad), stderr(&bad));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -95,9 +95,13 @@ pub fn join(dir: &str, file: &str) -> String {
     if dir.is_empty() || dir == "." { file.to_string() } else { format!("{dir}/{file}") }
 }
 
-/// Whether a file's text carries the generated marker on its first line.
+/// Whether a file's text carries the generated marker on its first line: the
+/// whole marker sentence, so a user's file that merely mentions capspec is
+/// never taken for a generated one.
 pub fn is_generated(text: &str) -> bool {
-    text.lines().next().is_some_and(|l| l.contains(MARKER))
+    text.lines().next().is_some_and(|l| {
+        l.find(MARKER).is_some_and(|at| l[at..].starts_with(&format!("{MARKER} from ")) && l[at..].contains("; do not edit, run `cargo xtask sync`"))
+    })
 }
 
 /// The marker sentence (without comment syntax) for a file made from `source`.

@@ -1,0 +1,34 @@
+//! Renders the Rust bindings of every fixture under `fixtures/render/` into
+//! `OUT_DIR`, so `cargo test` compiles what capspec generates for hostile
+//! text and the whole schema subset (see `src/lib.rs`, `bindings`).
+
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let fixtures = manifest.join("fixtures/render");
+    println!("cargo:rerun-if-changed={}", fixtures.display());
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&fixtures)
+        .expect("fixtures/render exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.join("capspec.toml").is_file())
+        .collect();
+    cases.sort();
+    let mut index = String::new();
+    for case in cases {
+        let name = case.file_name().unwrap().to_string_lossy().replace('-', "_");
+        let project = capspec_codegen::check::open(&case).expect("fixture opens");
+        let (targets, artifacts) = capspec_codegen::sync::render_project(&project)
+            .unwrap_or_else(|| panic!("render fixture {} has spec errors", case.display()));
+        let dir = out.join(&name);
+        std::fs::create_dir_all(&dir).expect("create out dir");
+        let prefix = format!("{}/", targets.rust);
+        for artifact in artifacts.iter().filter(|a| a.path.starts_with(&prefix)) {
+            let file = Path::new(&artifact.path).file_name().unwrap();
+            std::fs::write(dir.join(file), &artifact.contents).expect("write binding");
+        }
+        index.push_str(&format!("#[path = {:?}]\npub mod {name};\n", dir.join("mod.rs").display().to_string()));
+    }
+    std::fs::write(out.join("bindings.rs"), index).expect("write index");
+}
