@@ -209,3 +209,24 @@ fn declarations_pass_tsc_strict() {
     let out = Command::new("node").arg(&tsc).args(["--strict", "--noEmit", "--skipLibCheck", "false"]).args(&files).output().unwrap();
     assert!(out.status.success(), "tsc failed:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
 }
+
+/// Aliases resolve at invoke time only: no catalog, facade or declaration
+/// file names them. Deferred capabilities are listed by name only.
+#[test]
+fn catalogs_and_facades_never_show_aliases() {
+    let root = capspec_tests::workspace_root();
+    let (_, artifacts) = render_case(&root);
+    let project = check::open(&root).unwrap();
+    let aliases: Vec<&str> = project.loaded.set.capabilities().flat_map(|(_, c)| c.aliases.iter().map(String::as_str)).collect();
+    assert!(aliases.len() >= 3, "the reference catalog should exercise aliases");
+    for a in artifacts.iter().filter(|a| a.path.ends_with(".md") || a.path.ends_with(".js") || a.path.ends_with(".d.ts")) {
+        for alias in &aliases {
+            for needle in [format!("{alias}("), format!("`{alias}`"), format!("function {alias}"), format!(" {alias},")] {
+                assert!(!a.contents.contains(&needle), "{} mentions alias {alias}", a.path);
+            }
+        }
+    }
+    let catalog = &artifacts.iter().find(|a| a.path == "catalog/CATALOG.md").unwrap().contents;
+    assert!(catalog.contains("Deferred (listed by name only; ask for the signature before calling): `get_environment`"));
+    assert!(!catalog.contains("get_environment("), "a deferred capability has no signature in the catalog");
+}
