@@ -1,18 +1,67 @@
 //! capspec runtime: what an agent host links.
 //!
-//! Today this crate holds the types generated bindings refer to — [`Spec`]
-//! and [`Category`]. The registry, `invoke`, the permission gate and the
-//! guest host are built on top of them (see the project's issues).
+//! - [`Spec`], [`Category`], [`Module`]: what generated bindings declare.
+//! - [`Registry`] and [`Mounted`]: every capability with its impl; a
+//!   session mounts some modules and calls them only through
+//!   [`Mounted::invoke`] — lookup → argument coercion → validation → gate →
+//!   impl → receipt.
+//! - [`Run`], [`Gate`], [`Mode`], [`Approver`]: per-run state supplied at
+//!   call time.
+//! - [`capability`]: the attribute that registers an impl.
+//! - [`testing`]: a scripted approver and a small executor for tests.
 
 use std::fmt;
 
-/// What generated bindings name. Not a public API: only generated code and
-/// the macros use these paths, so a host depends on `capspec` alone.
+pub mod coerce;
+pub mod error;
+pub mod gate;
+pub mod receipt;
+pub mod registry;
+pub mod run;
+pub mod testing;
+pub mod validate;
+
+pub use capspec_macros::capability;
+pub use error::{CallError, CapError, CapResult, ErrorCode};
+pub use gate::{Approval, ApprovalRequest, Approver, BoxFuture, Gate, HeadlessApprover, Mode, ModeHandle, SessionAllow, Verdict, decide};
+pub use receipt::{GateDecision, Receipt, Status};
+pub use registry::{CapabilityInfo, Mounted, Registration, Registry, RegistryError};
+pub use run::{ClientRouter, Extensions, Limits, Run};
+
+/// What generated bindings and the macros name. Not a public API: paths
+/// here may change in any release, and the macro crate is pinned to this
+/// crate's exact version.
 #[doc(hidden)]
 pub mod __private {
+    pub use inventory;
     pub use schemars;
     pub use serde;
     pub use serde_json;
+
+    pub use crate::error::CapError;
+    pub use crate::gate::BoxFuture;
+    pub use crate::registry::Registration;
+    pub use crate::run::Run;
+
+    /// Decode validated arguments into the generated `Args` type.
+    pub fn decode_args<T: serde::de::DeserializeOwned>(args: serde_json::Value) -> Result<T, CapError> {
+        serde_json::from_value(args).map_err(|e| CapError::new(format!("arguments do not fit the generated Args type: {e}")))
+    }
+
+    /// Encode an impl's output as JSON.
+    pub fn encode_output<T: serde::Serialize>(output: &T) -> Result<serde_json::Value, CapError> {
+        serde_json::to_value(output).map_err(|e| CapError::new(format!("the result does not serialize: {e}")))
+    }
+
+    /// Call an impl with its decoded arguments. Written as a generic call so
+    /// that an impl whose argument type is not the capability's `Args` is
+    /// one type error, at the impl.
+    pub fn call_impl<'a, F, A, Fut>(f: F, run: &'a Run, args: A) -> Fut
+    where
+        F: FnOnce(&'a Run, A) -> Fut,
+    {
+        f(run, args)
+    }
 }
 
 /// The safety category of a capability: a closed enum with no default.

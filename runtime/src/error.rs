@@ -1,0 +1,91 @@
+//! Errors cross every entrance as data: `{ "error": code, "message", "capability" }`.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// Why a call did not produce a result (DESIGN §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// No capability (or alias) by that name is mounted.
+    UnknownCapability,
+    /// The arguments do not match the input schema.
+    InvalidArguments,
+    /// The gate asked and the approver said no (or there was nobody to ask).
+    PermissionDenied,
+    /// Plan mode refuses every non-read capability.
+    BlockedInPlanMode,
+    /// The implementation returned an error.
+    Failed,
+    /// The call ran past its time limit.
+    Timeout,
+    /// The run used up a limit (e.g. its call budget).
+    LimitExceeded,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::UnknownCapability => "unknown_capability",
+            ErrorCode::InvalidArguments => "invalid_arguments",
+            ErrorCode::PermissionDenied => "permission_denied",
+            ErrorCode::BlockedInPlanMode => "blocked_in_plan_mode",
+            ErrorCode::Failed => "failed",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::LimitExceeded => "limit_exceeded",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A refused or failed call, as the caller (Rust, JSON or guest) sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CallError {
+    #[serde(rename = "error")]
+    pub code: ErrorCode,
+    pub message: String,
+    /// `module.name` of the capability, or the name as called when unknown.
+    pub capability: String,
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}", self.capability, self.code, self.message)
+    }
+}
+
+impl std::error::Error for CallError {}
+
+/// What an implementation returns when it fails: a message for the caller.
+/// The runtime turns it into a `failed` [`CallError`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CapError {
+    pub message: String,
+}
+
+impl CapError {
+    pub fn new(message: impl Into<String>) -> CapError {
+        CapError { message: message.into() }
+    }
+}
+
+impl fmt::Display for CapError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl<E: std::error::Error> From<E> for CapError {
+    fn from(err: E) -> CapError {
+        CapError { message: err.to_string() }
+    }
+}
+
+/// The return type of a capability implementation.
+pub type CapResult<T> = Result<T, CapError>;

@@ -1,0 +1,242 @@
+//! The permission gate: a mode × category matrix, an approver for the cases
+//! that ask, and a session allow-set shared by reference between the runs of
+//! a session.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::Category;
+
+/// A boxed, sendable future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The permission mode of a run. It may change between calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Read only: everything else is blocked.
+    Plan,
+    /// Read runs; everything else asks.
+    Default,
+    /// Read and write run; execute and external ask.
+    AcceptEdits,
+    /// Everything runs.
+    Auto,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 4] = [Mode::Plan, Mode::Default, Mode::AcceptEdits, Mode::Auto];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Plan => "plan",
+            Mode::Default => "default",
+            Mode::AcceptEdits => "accept_edits",
+            Mode::Auto => "auto",
+        }
+    }
+
+    /// Parses `plan`, `default`, `accept_edits` (or `accept-edits`), `auto`.
+    pub fn parse(text: &str) -> Option<Mode> {
+        match text {
+            "plan" => Some(Mode::Plan),
+            "default" => Some(Mode::Default),
+            "accept_edits" | "accept-edits" => Some(Mode::AcceptEdits),
+            "auto" => Some(Mode::Auto),
+            _ => None,
+        }
+    }
+
+    fn to_u8(self) -> u8 {
+        self as u8
+    }
+
+    fn from_u8(v: u8) -> Mode {
+        match v {
+            0 => Mode::Plan,
+            1 => Mode::Default,
+            2 => Mode::AcceptEdits,
+            _ => Mode::Auto,
+        }
+    }
+}
+
+/// What the matrix says before anyone is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    Allow,
+    Ask,
+    Block,
+}
+
+/// The mode × category matrix (DESIGN §7).
+pub fn decide(mode: Mode, category: Category) -> Verdict {
+    use Category::*;
+    match (mode, category) {
+        (_, Read) => Verdict::Allow,
+        (Mode::Plan, _) => Verdict::Block,
+        (Mode::Default, _) => Verdict::Ask,
+        (Mode::AcceptEdits, Write) => Verdict::Allow,
+        (Mode::AcceptEdits, _) => Verdict::Ask,
+        (Mode::Auto, _) => Verdict::Allow,
+    }
+}
+
+/// An approver's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Approval {
+    AllowOnce,
+    /// Allow this capability for the rest of the session.
+    AllowForSession,
+    /// Refuse, with a reason the caller sees.
+    Deny(String),
+}
+
+/// What the approver is asked about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalRequest {
+    /// `module.name`
+    pub capability: String,
+    pub category: Category,
+    pub mode: Mode,
+    /// The spec's `user_message` with `{placeholders}` filled from the arguments.
+    pub message: Option<String>,
+    pub args: serde_json::Value,
+}
+
+/// Who answers when the gate asks: a person at a terminal, a client UI, a
+/// script in tests, or nobody ([`HeadlessApprover`]).
+pub trait Approver: Send + Sync {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval>;
+}
+
+/// The approver of a host with nobody to ask: it denies, naming the host.
+#[derive(Debug, Clone)]
+pub struct HeadlessApprover {
+    host: String,
+}
+
+impl HeadlessApprover {
+    pub fn new(host: impl Into<String>) -> HeadlessApprover {
+        HeadlessApprover { host: host.into() }
+    }
+
+    /// The sentence every denial carries.
+    pub fn reason(&self) -> String {
+        format!(
+            "{} runs headless: there is nobody to approve this call; run in a mode that allows it (accept_edits or auto) or from an interactive host",
+            self.host
+        )
+    }
+}
+
+impl Approver for HeadlessApprover {
+    fn approve<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        let reason = self.reason();
+        Box::pin(async move { Approval::Deny(reason) })
+    }
+}
+
+/// Capabilities allowed for the rest of a session. Clones share one set, so
+/// every run of a session sees an "allow for session" answer.
+#[derive(Debug, Clone, Default)]
+pub struct SessionAllow {
+    inner: Arc<Mutex<HashSet<String>>>,
+}
+
+impl SessionAllow {
+    pub fn new() -> SessionAllow {
+        SessionAllow::default()
+    }
+
+    pub fn contains(&self, capability: &str) -> bool {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).contains(capability)
+    }
+
+    pub fn insert(&self, capability: &str) {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).insert(capability.to_string());
+    }
+
+    /// Whether two handles share one set (the same session).
+    pub fn same_session(&self, other: &SessionAllow) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+/// The gate of a run: its mode (changeable between calls, and shared with
+/// whoever holds a [`ModeHandle`]), its approver and its session allow-set.
+#[derive(Clone)]
+pub struct Gate {
+    mode: Arc<AtomicU8>,
+    approver: Arc<dyn Approver>,
+    session: SessionAllow,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate").field("mode", &self.mode()).finish_non_exhaustive()
+    }
+}
+
+/// A handle that changes a gate's mode; the next call sees the new mode.
+#[derive(Debug, Clone)]
+pub struct ModeHandle(Arc<AtomicU8>);
+
+impl ModeHandle {
+    pub fn set(&self, mode: Mode) {
+        self.0.store(mode.to_u8(), Ordering::SeqCst);
+    }
+
+    pub fn get(&self) -> Mode {
+        Mode::from_u8(self.0.load(Ordering::SeqCst))
+    }
+}
+
+impl Gate {
+    pub fn new(mode: Mode, approver: Arc<dyn Approver>, session: SessionAllow) -> Gate {
+        Gate { mode: Arc::new(AtomicU8::new(mode.to_u8())), approver, session }
+    }
+
+    /// A gate with nobody to ask: `ask` cases are denied, naming `host`.
+    pub fn headless(mode: Mode, host: &str) -> Gate {
+        Gate::new(mode, Arc::new(HeadlessApprover::new(host)), SessionAllow::new())
+    }
+
+    pub fn mode(&self) -> Mode {
+        Mode::from_u8(self.mode.load(Ordering::SeqCst))
+    }
+
+    pub fn set_mode(&self, mode: Mode) {
+        self.mode.store(mode.to_u8(), Ordering::SeqCst);
+    }
+
+    pub fn mode_handle(&self) -> ModeHandle {
+        ModeHandle(self.mode.clone())
+    }
+
+    pub fn session(&self) -> &SessionAllow {
+        &self.session
+    }
+
+    pub fn approver(&self) -> &dyn Approver {
+        &*self.approver
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matrix_matches_the_design() {
+        use Category::*;
+        let row = |m| [Read, Write, Execute, External].map(|c| decide(m, c));
+        use Verdict::*;
+        assert_eq!(row(Mode::Plan), [Allow, Block, Block, Block]);
+        assert_eq!(row(Mode::Default), [Allow, Ask, Ask, Ask]);
+        assert_eq!(row(Mode::AcceptEdits), [Allow, Allow, Ask, Ask]);
+        assert_eq!(row(Mode::Auto), [Allow, Allow, Allow, Allow]);
+    }
+}

@@ -1,0 +1,53 @@
+//! Receipts: one per call, whatever the entrance and the outcome.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// What the gate decided for a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateDecision {
+    /// Allowed by the mode × category matrix without asking.
+    Auto,
+    /// Allowed by the approver, now or earlier in the session.
+    Approved,
+    /// Refused by the approver (or nobody could be asked).
+    Denied,
+    /// Refused by plan mode.
+    Blocked,
+}
+
+/// How the call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Ok,
+    /// The implementation ran and returned an error.
+    Failed,
+    /// The call never reached the implementation.
+    Refused,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Receipt {
+    /// `module.name`, or the name as called when it resolved to nothing.
+    pub capability: String,
+    /// `None` when the call was refused before the gate (unknown name, bad arguments).
+    pub decision: Option<GateDecision>,
+    pub status: Status,
+    /// Time from lookup to result, not counting time spent waiting for an approver.
+    #[serde(rename = "ms", serialize_with = "millis")]
+    pub duration: Duration,
+}
+
+fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((d.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0)
+}
+
+impl Receipt {
+    /// The receipt without its duration, for comparing entrances.
+    pub fn outcome(&self) -> (&str, Option<GateDecision>, Status) {
+        (&self.capability, self.decision, self.status)
+    }
+}

@@ -1,0 +1,428 @@
+//! The registry and the one call path: lookup → argument coercion → schema
+//! validation → gate → impl → receipt. Every entrance (Rust, a JSON tool
+//! call, the guest dispatcher) goes through [`Mounted::invoke`].
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{CallError, CapError, ErrorCode};
+use crate::gate::{Approval, ApprovalRequest, BoxFuture, Verdict, decide};
+use crate::receipt::{GateDecision, Receipt, Status};
+use crate::run::Run;
+use crate::validate::Validator;
+use crate::{Category, Module, Spec, coerce};
+
+/// A type-erased capability implementation, as `#[capability]` registers it.
+pub type ImplFn = for<'a> fn(&'a Run, Value) -> BoxFuture<'a, Result<Value, CapError>>;
+
+/// One `#[capability]` fn, registered at link time.
+pub struct Registration {
+    /// The generated spec the fn implements.
+    pub spec: &'static Spec,
+    pub call: ImplFn,
+    /// Where the fn is written, for registry errors.
+    pub file: &'static str,
+    pub line: u32,
+}
+
+inventory::collect!(Registration);
+
+/// Every registration linked into this binary.
+pub fn registrations() -> impl Iterator<Item = &'static Registration> {
+    inventory::iter::<Registration>.into_iter()
+}
+
+/// Problems found when the registry is built; all of them, not the first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryError {
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the capability registry is inconsistent:")?;
+        for p in &self.problems {
+            write!(f, "\n  - {p}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+struct Entry {
+    spec: &'static Spec,
+    call: ImplFn,
+    validator: Validator,
+    qualified: String,
+    module: usize,
+}
+
+/// Every capability of the host's generated modules, each with its impl and
+/// its compiled input validator. Build it once per process; mount a subset
+/// of modules per session.
+pub struct Registry {
+    modules: Vec<Module>,
+    entries: Vec<Entry>,
+    /// Names and aliases → entry.
+    index: HashMap<&'static str, usize>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry").field("modules", &self.modules.iter().map(|m| m.name).collect::<Vec<_>>()).finish()
+    }
+}
+
+impl Registry {
+    /// Build from the generated module tables and every `#[capability]`
+    /// registration linked into the binary. A spec without an impl, an impl
+    /// without a spec, or two impls of one spec is an error here, not at the
+    /// first call.
+    pub fn new(modules: &[Module]) -> Result<Arc<Registry>, RegistryError> {
+        Registry::with_impls(modules, registrations())
+    }
+
+    /// Build from explicit registrations (tests, or hosts that register by hand).
+    pub fn with_impls<'a>(modules: &[Module], impls: impl IntoIterator<Item = &'a Registration>) -> Result<Arc<Registry>, RegistryError> {
+        let mut problems = Vec::new();
+        let mut by_key: HashMap<(&str, &str), &Registration> = HashMap::new();
+        let known: std::collections::HashSet<(&str, &str)> =
+            modules.iter().flat_map(|m| m.specs.iter().map(|s| (s.module, s.name))).collect();
+        let mut impls: Vec<&Registration> = impls.into_iter().collect();
+        impls.sort_by_key(|r| (r.spec.module, r.spec.name, r.file, r.line));
+        for reg in impls {
+            let key = (reg.spec.module, reg.spec.name);
+            if !known.contains(&key) {
+                // An impl for a module this registry does not serve belongs
+                // to another registry in the same binary; an impl for a
+                // served module with an unknown name is a real error.
+                if modules.iter().any(|m| m.name == reg.spec.module) {
+                    problems.push(format!("{}:{}: impl of `{}.{}`, which no spec declares", reg.file, reg.line, key.0, key.1));
+                }
+                continue;
+            }
+            if let Some(first) = by_key.insert(key, reg) {
+                problems.push(format!(
+                    "`{}.{}` has two impls: {}:{} and {}:{}",
+                    key.0, key.1, first.file, first.line, reg.file, reg.line
+                ));
+            }
+        }
+        let mut entries = Vec::new();
+        let mut index = HashMap::new();
+        for (module_index, module) in modules.iter().enumerate() {
+            for spec in module.specs {
+                let Some(reg) = by_key.get(&(spec.module, spec.name)) else {
+                    problems.push(format!("`{}.{}` has no impl; add a #[capability({}::{})] fn", spec.module, spec.name, spec.module, spec.name));
+                    continue;
+                };
+                if reg.spec.fingerprint != spec.fingerprint {
+                    problems.push(format!(
+                        "{}:{}: impl of `{}.{}` was compiled against another version of its spec; rebuild after `cargo xtask sync`",
+                        reg.file, reg.line, spec.module, spec.name
+                    ));
+                }
+                let schema: Value = match serde_json::from_str(spec.input_schema) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        problems.push(format!("`{}.{}`: input schema is not JSON: {e}", spec.module, spec.name));
+                        continue;
+                    }
+                };
+                let validator = match Validator::compile(&schema) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        problems.push(format!("`{}.{}`: {}", spec.module, spec.name, e.0));
+                        continue;
+                    }
+                };
+                let at = entries.len();
+                for name in std::iter::once(spec.name).chain(spec.aliases.iter().copied()) {
+                    if index.insert(name, at).is_some() {
+                        problems.push(format!("`{name}` names two capabilities"));
+                    }
+                }
+                entries.push(Entry { spec, call: reg.call, validator, qualified: format!("{}.{}", spec.module, spec.name), module: module_index });
+            }
+        }
+        if problems.is_empty() {
+            Ok(Arc::new(Registry { modules: modules.to_vec(), entries, index }))
+        } else {
+            Err(RegistryError { problems })
+        }
+    }
+
+    pub fn modules(&self) -> &[Module] {
+        &self.modules
+    }
+
+    /// Mount some modules for a session. Unknown names are an error.
+    pub fn mount(self: &Arc<Self>, names: &[&str]) -> Result<Mounted, RegistryError> {
+        let mut mounted = vec![false; self.modules.len()];
+        let mut problems = Vec::new();
+        for name in names {
+            match self.modules.iter().position(|m| m.name == *name) {
+                Some(i) => mounted[i] = true,
+                None => problems.push(format!(
+                    "no module `{name}`; modules: {}",
+                    self.modules.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+                )),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(RegistryError { problems });
+        }
+        Ok(Mounted { registry: self.clone(), mounted })
+    }
+
+    /// Mount every module.
+    pub fn mount_all(self: &Arc<Self>) -> Mounted {
+        Mounted { registry: self.clone(), mounted: vec![true; self.modules.len()] }
+    }
+}
+
+/// A capability as listed to a session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CapabilityInfo {
+    pub module: &'static str,
+    pub name: &'static str,
+    pub category: Category,
+    pub summary: &'static str,
+    pub deferred: bool,
+}
+
+/// The modules one session mounted, and the only way to call them.
+#[derive(Clone)]
+pub struct Mounted {
+    registry: Arc<Registry>,
+    mounted: Vec<bool>,
+}
+
+impl fmt::Debug for Mounted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mounted").field("modules", &self.module_names()).finish()
+    }
+}
+
+impl Mounted {
+    pub fn module_names(&self) -> Vec<&'static str> {
+        self.registry.modules.iter().zip(&self.mounted).filter(|(_, m)| **m).map(|(m, _)| m.name).collect()
+    }
+
+    /// The mounted modules' tables (facade source, catalog section, specs).
+    pub fn modules(&self) -> impl Iterator<Item = &Module> {
+        self.registry.modules.iter().zip(&self.mounted).filter(|(_, m)| **m).map(|(m, _)| m)
+    }
+
+    /// The prompt catalog of the mounted modules only.
+    pub fn catalog(&self) -> String {
+        self.modules().map(|m| m.catalog).collect::<Vec<_>>().join("\n")
+    }
+
+    /// Every mounted capability, by module then name.
+    pub fn capabilities(&self) -> Vec<CapabilityInfo> {
+        self.modules()
+            .flat_map(|m| m.specs.iter())
+            .map(|s| CapabilityInfo { module: s.module, name: s.name, category: s.category, summary: s.summary, deferred: s.deferred })
+            .collect()
+    }
+
+    /// The spec a name or alias resolves to, when its module is mounted.
+    pub fn lookup(&self, name: &str) -> Option<&'static Spec> {
+        self.entry(name).map(|e| e.spec)
+    }
+
+    fn entry(&self, name: &str) -> Option<&Entry> {
+        let entry = &self.registry.entries[*self.registry.index.get(name)?];
+        self.mounted[entry.module].then_some(entry)
+    }
+
+    /// Call a capability by name or alias: the one ladder. Every outcome is
+    /// recorded as a receipt on `run`.
+    pub async fn invoke(&self, run: &Run, name: &str, args: Value) -> Result<Value, CallError> {
+        let start = Instant::now();
+        let mut waited = Duration::ZERO;
+        let (capability, decision, result) = self.ladder(run, name, args, &mut waited).await;
+        let status = match &result {
+            Ok(_) => Status::Ok,
+            Err(e) if e.code == ErrorCode::Failed => Status::Failed,
+            Err(_) => Status::Refused,
+        };
+        run.record(Receipt { capability, decision, status, duration: start.elapsed().saturating_sub(waited) });
+        result
+    }
+
+    async fn ladder(&self, run: &Run, name: &str, args: Value, waited: &mut Duration) -> (String, Option<GateDecision>, Result<Value, CallError>) {
+        // 1. lookup
+        let Some(entry) = self.entry(name) else {
+            let mounted = self.module_names().join(", ");
+            let err = CallError {
+                code: ErrorCode::UnknownCapability,
+                message: format!("no capability `{name}` is mounted (mounted modules: {mounted})"),
+                capability: name.to_string(),
+            };
+            return (name.to_string(), None, Err(err));
+        };
+        let refuse = |code: ErrorCode, message: String| CallError { code, message, capability: entry.qualified.clone() };
+        if !run.take_call() {
+            let err = refuse(ErrorCode::LimitExceeded, format!("the run's limit of {} calls is used up", run.limits().max_calls));
+            return (entry.qualified.clone(), None, Err(err));
+        }
+        // 2. coercion, 3. validation
+        let args = match self.arguments(entry, args) {
+            Ok(a) => a,
+            Err(message) => return (entry.qualified.clone(), None, Err(refuse(ErrorCode::InvalidArguments, message))),
+        };
+        // 4. gate
+        let decision = match decide(run.mode(), entry.spec.category) {
+            // The fast path: no approver, no lock.
+            Verdict::Allow => GateDecision::Auto,
+            Verdict::Block => {
+                let err = refuse(
+                    ErrorCode::BlockedInPlanMode,
+                    format!("plan mode allows only read capabilities; `{}` is {}", entry.qualified, entry.spec.category),
+                );
+                return (entry.qualified.clone(), Some(GateDecision::Blocked), Err(err));
+            }
+            Verdict::Ask if run.gate().session().contains(&entry.qualified) => GateDecision::Approved,
+            Verdict::Ask => {
+                let request = ApprovalRequest {
+                    capability: entry.qualified.clone(),
+                    category: entry.spec.category,
+                    mode: run.mode(),
+                    message: entry.spec.user_message.map(|m| fill_message(m, &args)),
+                    args: args.clone(),
+                };
+                let asked = Instant::now();
+                let answer = run.gate().approver().approve(&request).await;
+                *waited += asked.elapsed();
+                run.add_approval_wait(asked.elapsed());
+                match answer {
+                    Approval::AllowOnce => GateDecision::Approved,
+                    Approval::AllowForSession => {
+                        run.gate().session().insert(&entry.qualified);
+                        GateDecision::Approved
+                    }
+                    Approval::Deny(reason) => {
+                        let err = refuse(ErrorCode::PermissionDenied, reason);
+                        return (entry.qualified.clone(), Some(GateDecision::Denied), Err(err));
+                    }
+                }
+            }
+        };
+        // 5. impl (a panic is contained and reported as `failed`)
+        let result = match (CatchUnwind(AssertUnwindSafe((entry.call)(run, args)))).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(refuse(ErrorCode::Failed, e.message)),
+            Err(panic) => Err(refuse(ErrorCode::Failed, format!("the implementation panicked: {}", panic_text(&panic)))),
+        };
+        (entry.qualified.clone(), Some(decision), result)
+    }
+
+    /// Coerce and validate; the message of a refusal names the capability,
+    /// what is wrong, and what was passed.
+    fn arguments(&self, entry: &Entry, args: Value) -> Result<Value, String> {
+        let passed = describe(&args);
+        let map = coerce::coerce(args, &entry.validator).map_err(|e| format!("`{}`: {}", entry.qualified, e.0))?;
+        let missing: Vec<&String> = entry.validator.required().iter().filter(|k| !map.contains_key(*k)).collect();
+        if !missing.is_empty() {
+            let names = missing.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+            let plural = if missing.len() == 1 { "argument" } else { "arguments" };
+            return Err(format!("`{}` is missing required {plural} {names}; {passed}", entry.qualified));
+        }
+        let value = Value::Object(map);
+        let violations = entry.validator.validate(&value);
+        if violations.is_empty() {
+            Ok(value)
+        } else {
+            let list = violations.iter().map(|v| format!("{}: {}", v.pointer, v.message)).collect::<Vec<_>>().join("; ");
+            Err(format!("`{}` got invalid arguments: {list}", entry.qualified))
+        }
+    }
+
+    /// The JSON tool-call entrance: `{"name": …, "arguments": {…}}` in,
+    /// `{"result": …}` or `{"error", "message", "capability"}` out.
+    pub async fn invoke_json(&self, run: &Run, request: &str) -> String {
+        #[derive(serde::Deserialize)]
+        struct ToolCall {
+            name: String,
+            #[serde(default)]
+            arguments: Value,
+        }
+        let reply = match serde_json::from_str::<ToolCall>(request) {
+            Ok(call) => match self.invoke(run, &call.name, call.arguments).await {
+                Ok(result) => serde_json::json!({ "result": result }),
+                Err(e) => serde_json::to_value(&e).expect("errors serialize"),
+            },
+            Err(e) => serde_json::to_value(CallError {
+                code: ErrorCode::InvalidArguments,
+                message: format!("a tool call is {{\"name\": string, \"arguments\": object}}: {e}"),
+                capability: String::new(),
+            })
+            .expect("errors serialize"),
+        };
+        reply.to_string()
+    }
+}
+
+/// "passed: `a`, `b`" / "no arguments were passed" / "passed the bare value …"
+fn describe(args: &Value) -> String {
+    match args {
+        Value::Null => "no arguments were passed".into(),
+        Value::Object(m) if m.is_empty() => "no arguments were passed".into(),
+        Value::Object(m) => format!("passed: {}", m.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")),
+        other => format!("passed the bare value {other}"),
+    }
+}
+
+/// `Saving {title}` with the arguments filled in.
+fn fill_message(template: &str, args: &Value) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            out.push_str(&rest[open..]);
+            return out;
+        };
+        match args.get(&after[..close]) {
+            Some(Value::String(s)) => out.push_str(s),
+            Some(v) => out.push_str(&v.to_string()),
+            None => out.push_str(&rest[open..open + close + 2]),
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Polls a future, turning a panic into an `Err`.
+struct CatchUnwind<F>(AssertUnwindSafe<F>);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let fut = &mut self.0;
+        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut fut.0).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_else(|| "(no message)".into())
+}

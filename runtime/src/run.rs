@@ -1,0 +1,139 @@
+//! Per-run state, supplied at call time. Nothing per-run is captured when
+//! capabilities are registered, so one registry serves every host.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::gate::{BoxFuture, Gate, Mode};
+use crate::receipt::Receipt;
+
+/// Typed host extensions: a workspace root, an HTTP client, a database
+/// handle — whatever the host's capability impls need, looked up by type.
+#[derive(Default)]
+pub struct Extensions {
+    map: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+}
+
+impl Extensions {
+    pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
+        self.map.insert(TypeId::of::<T>(), Box::new(value));
+    }
+
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.map.get(&TypeId::of::<T>()).and_then(|b| b.downcast_ref())
+    }
+}
+
+/// Routes a call to a connected client (e.g. a browser editor) when the
+/// capability's work happens there.
+pub trait ClientRouter: Send + Sync {
+    fn route<'a>(&'a self, capability: &'a str, args: serde_json::Value) -> BoxFuture<'a, Result<serde_json::Value, String>>;
+}
+
+/// Limits of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most calls the run may make; further calls are refused with `limit_exceeded`.
+    pub max_calls: u32,
+}
+
+impl Limits {
+    pub const DEFAULT_MAX_CALLS: u32 = 1000;
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { max_calls: Limits::DEFAULT_MAX_CALLS }
+    }
+}
+
+/// One run: the gate, the host extensions, an optional client router,
+/// limits, and the receipts of every call made through it.
+pub struct Run {
+    gate: Gate,
+    extensions: Extensions,
+    router: Option<Arc<dyn ClientRouter>>,
+    limits: Limits,
+    calls: AtomicU32,
+    receipts: Mutex<Vec<Receipt>>,
+    approval_wait: Mutex<Duration>,
+}
+
+impl Run {
+    pub fn new(gate: Gate) -> Run {
+        Run {
+            gate,
+            extensions: Extensions::default(),
+            router: None,
+            limits: Limits::default(),
+            calls: AtomicU32::new(0),
+            receipts: Mutex::new(Vec::new()),
+            approval_wait: Mutex::new(Duration::ZERO),
+        }
+    }
+
+    /// Add a typed extension.
+    pub fn with<T: Any + Send + Sync>(mut self, value: T) -> Run {
+        self.extensions.insert(value);
+        self
+    }
+
+    pub fn with_router(mut self, router: Arc<dyn ClientRouter>) -> Run {
+        self.router = Some(router);
+        self
+    }
+
+    pub fn with_limits(mut self, limits: Limits) -> Run {
+        self.limits = limits;
+        self
+    }
+
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// The current mode (it may change between calls).
+    pub fn mode(&self) -> Mode {
+        self.gate.mode()
+    }
+
+    /// A host extension by type.
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.extensions.get::<T>()
+    }
+
+    pub fn router(&self) -> Option<&dyn ClientRouter> {
+        self.router.as_deref()
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Every receipt so far, in call order.
+    pub fn receipts(&self) -> Vec<Receipt> {
+        self.receipts.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Total time calls of this run spent waiting for an approver; a time
+    /// limit does not count it.
+    pub fn approval_wait(&self) -> Duration {
+        *self.approval_wait.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn record(&self, receipt: Receipt) {
+        self.receipts.lock().unwrap_or_else(|e| e.into_inner()).push(receipt);
+    }
+
+    pub(crate) fn add_approval_wait(&self, waited: Duration) {
+        *self.approval_wait.lock().unwrap_or_else(|e| e.into_inner()) += waited;
+    }
+
+    /// Count a call against the budget; `false` when the budget is spent.
+    pub(crate) fn take_call(&self) -> bool {
+        self.calls.fetch_add(1, Ordering::SeqCst) < self.limits.max_calls
+    }
+}

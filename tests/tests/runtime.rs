@@ -1,0 +1,322 @@
+//! The runtime's one call path, driven the way a host uses it: impls
+//! registered with `#[capability]`, a registry over generated tables, runs
+//! with a scripted approver, and two entrances (Rust `invoke` and a JSON
+//! tool call) that must leave identical receipts.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use capspec::testing::{ScriptedApprover, block_on};
+use capspec::{Approval, CapError, CapResult, ErrorCode, Gate, GateDecision, Mode, Registry, Run, SessionAllow, Status, capability};
+use capspec_tests::bindings::canary::canary;
+use serde_json::{Value, json};
+
+// Impls run on the calling thread (`block_on`), so per-thread counters keep
+// concurrently running tests apart.
+thread_local! {
+    static RUNS: [AtomicUsize; 4] = const { [AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)] };
+}
+
+fn impl_runs() -> usize {
+    RUNS.with(|r| r.iter().map(|c| c.load(Ordering::SeqCst)).sum())
+}
+
+#[capability(canary::peek)]
+async fn peek(_run: &Run, args: canary::peek::Args) -> CapResult<Value> {
+    RUNS.with(|r| r[0].fetch_add(1, Ordering::SeqCst));
+    Ok(json!({ "note": args.note_id, "lines": args.max_lines }))
+}
+
+#[capability(canary::poke)]
+async fn poke(_run: &Run, args: canary::poke::Args) -> CapResult<Value> {
+    RUNS.with(|r| r[1].fetch_add(1, Ordering::SeqCst));
+    Ok(json!({ "saved": args.title }))
+}
+
+#[capability(canary::launch)]
+async fn launch(_run: &Run, args: canary::launch::Args) -> CapResult<String> {
+    RUNS.with(|r| r[2].fetch_add(1, Ordering::SeqCst));
+    Ok(format!("ran {}", args.program))
+}
+
+#[capability(canary::delegate)]
+async fn delegate(_run: &Run, args: canary::delegate::Args) -> CapResult<Value> {
+    RUNS.with(|r| r[3].fetch_add(1, Ordering::SeqCst));
+    Ok(json!({ "task": args.task_id }))
+}
+
+#[capability(canary::fail_always)]
+async fn fail_always(_run: &Run, _args: canary::fail_always::Args) -> CapResult<()> {
+    Err(CapError::new("the disk is on fire"))
+}
+
+#[capability(canary::panic_always)]
+async fn panic_always(_run: &Run, _args: canary::panic_always::Args) -> CapResult<()> {
+    panic!("impl bug")
+}
+
+fn registry() -> Arc<Registry> {
+    Registry::new(&[canary::MODULE]).expect("every canary capability has an impl")
+}
+
+/// One call per canary capability, with valid arguments.
+const CALLS: [(&str, &str); 4] = [
+    ("peek", r#"{"note_id": "n1"}"#),
+    ("poke", r#"{"title": "t"}"#),
+    ("launch", r#"{"program": "ls"}"#),
+    ("delegate", r#"{"agent": "coder", "task_id": "t1", "task": "fix it"}"#),
+];
+
+#[derive(Debug, PartialEq)]
+struct Observed {
+    results: Vec<Value>,
+    receipts: Vec<(String, Option<GateDecision>, Status)>,
+    asked: usize,
+    impl_runs: usize,
+}
+
+/// Run every canary once in `mode` through one entrance, with the approver
+/// answering `answer` to every question.
+fn observe(mode: Mode, answer: Approval, json_entrance: bool) -> Observed {
+    let mounted = registry().mount_all();
+    let approver = ScriptedApprover::new(std::iter::repeat_n(answer, 8));
+    let run = Run::new(Gate::new(mode, approver.clone(), SessionAllow::new()));
+    let before = impl_runs();
+    let mut results = Vec::new();
+    for (name, args) in CALLS {
+        let value = if json_entrance {
+            let request = format!(r#"{{"name": "{name}", "arguments": {args}}}"#);
+            serde_json::from_str(&block_on(mounted.invoke_json(&run, &request))).unwrap()
+        } else {
+            match block_on(mounted.invoke(&run, name, serde_json::from_str(args).unwrap())) {
+                Ok(v) => json!({ "result": v }),
+                Err(e) => serde_json::to_value(e).unwrap(),
+            }
+        };
+        results.push(value);
+    }
+    let after = impl_runs();
+    Observed {
+        results,
+        receipts: run.receipts().iter().map(|r| (r.capability.clone(), r.decision, r.status)).collect(),
+        asked: approver.asked().len(),
+        impl_runs: after - before,
+    }
+}
+
+fn outcome(o: &Observed) -> Vec<(&str, Option<GateDecision>, Status)> {
+    o.receipts.iter().map(|(c, d, s)| (c.as_str(), *d, *s)).collect()
+}
+
+/// The gate-parity test: every mode × category, through both entrances.
+/// (Tests in this file share impl counters, so they run in one test.)
+#[test]
+fn gate_parity_across_modes_and_entrances() {
+    use GateDecision::*;
+    use Status::*;
+    let deny = || Approval::Deny("no".into());
+    for (mode, answer, expected, asked, ran) in [
+        // read runs without asking; the rest ask in default mode
+        (Mode::Default, Approval::AllowOnce, [(Auto, Ok), (Approved, Ok), (Approved, Ok), (Approved, Ok)], 3, 4),
+        // a denial returns permission_denied and the impl does not run
+        (Mode::Default, deny(), [(Auto, Ok), (Denied, Refused), (Denied, Refused), (Denied, Refused)], 3, 1),
+        // plan blocks everything but read, without asking
+        (Mode::Plan, Approval::AllowOnce, [(Auto, Ok), (Blocked, Refused), (Blocked, Refused), (Blocked, Refused)], 0, 1),
+        // accept_edits allows write; execute and external ask
+        (Mode::AcceptEdits, deny(), [(Auto, Ok), (Auto, Ok), (Denied, Refused), (Denied, Refused)], 2, 2),
+        // auto allows all
+        (Mode::Auto, deny(), [(Auto, Ok), (Auto, Ok), (Auto, Ok), (Auto, Ok)], 0, 4),
+    ] {
+        let direct = observe(mode, answer.clone(), false);
+        let json = observe(mode, answer, true);
+        assert_eq!(direct, json, "entrances disagree in {mode:?}");
+        let want: Vec<(&str, Option<GateDecision>, Status)> = ["canary.peek", "canary.poke", "canary.launch", "canary.delegate"]
+            .into_iter()
+            .zip(expected)
+            .map(|(c, (d, s))| (c, Some(d), s))
+            .collect();
+        assert_eq!(outcome(&direct), want, "{mode:?}");
+        assert_eq!(direct.asked, asked, "approver questions in {mode:?}");
+        assert_eq!(direct.impl_runs, ran, "impl runs in {mode:?}");
+        for (result, (_, (decision, _))) in direct.results.iter().zip(want.iter().zip(expected)) {
+            match decision {
+                Denied => assert_eq!(result["error"], "permission_denied", "{result}"),
+                Blocked => assert_eq!(result["error"], "blocked_in_plan_mode", "{result}"),
+                _ => assert!(result.get("result").is_some(), "{result}"),
+            }
+        }
+    }
+    session_allow_is_shared_by_the_runs_of_a_session_only();
+}
+
+fn session_allow_is_shared_by_the_runs_of_a_session_only() {
+    let mounted = registry().mount_all();
+    let session = SessionAllow::new();
+    let approver = ScriptedApprover::new([Approval::AllowForSession]);
+    let first = capspec::testing::run(Mode::Default, approver.clone(), &session);
+    block_on(mounted.invoke(&first, "poke", json!({"title": "a"}))).unwrap();
+    // A second run of the same session: remembered, nobody asked.
+    let second = capspec::testing::run(Mode::Default, approver.clone(), &session);
+    block_on(mounted.invoke(&second, "poke", json!({"title": "b"}))).unwrap();
+    assert_eq!(approver.asked().len(), 1);
+    assert_eq!(second.receipts()[0].decision, Some(GateDecision::Approved));
+    // Only that capability: launch still asks (and the script is empty: denied).
+    let err = block_on(mounted.invoke(&second, "launch", json!({"program": "x"}))).unwrap_err();
+    assert_eq!(err.code, ErrorCode::PermissionDenied);
+    // Another session does not inherit it.
+    let other = capspec::testing::run(Mode::Default, approver.clone(), &SessionAllow::new());
+    let err = block_on(mounted.invoke(&other, "poke", json!({"title": "c"}))).unwrap_err();
+    assert_eq!(err.code, ErrorCode::PermissionDenied);
+    assert_eq!(approver.asked().len(), 3);
+    assert_eq!(approver.asked()[0].message.as_deref(), Some("Saving a"), "the approver sees the filled user_message");
+}
+
+#[test]
+fn mode_changes_between_calls_are_seen() {
+    let mounted = registry().mount_all();
+    let run = Run::new(Gate::headless(Mode::Auto, "test host"));
+    let handle = run.gate().mode_handle();
+    assert!(block_on(mounted.invoke(&run, "poke", json!({"title": "a"}))).is_ok());
+    handle.set(Mode::Plan);
+    let err = block_on(mounted.invoke(&run, "poke", json!({"title": "a"}))).unwrap_err();
+    assert_eq!(err.code, ErrorCode::BlockedInPlanMode);
+    handle.set(Mode::Default);
+    let err = block_on(mounted.invoke(&run, "poke", json!({"title": "a"}))).unwrap_err();
+    assert_eq!(err.code, ErrorCode::PermissionDenied);
+    assert!(err.message.contains("test host runs headless"), "{}", err.message);
+}
+
+fn refusal(name: &str, args: Value) -> String {
+    let mounted = registry().mount_all();
+    let run = Run::new(Gate::headless(Mode::Auto, "test"));
+    let err = block_on(mounted.invoke(&run, name, args)).unwrap_err();
+    assert_eq!(run.receipts()[0].status, Status::Refused);
+    assert_eq!(run.receipts()[0].decision, None, "refused before the gate");
+    format!("{}: {}", err.code, err.message)
+}
+
+fn accepted(name: &str, args: Value) -> Value {
+    let mounted = registry().mount_all();
+    let run = Run::new(Gate::headless(Mode::Auto, "test"));
+    block_on(mounted.invoke(&run, name, args)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn coercion_folds_only_when_unambiguous() {
+    // camelCase keys fold onto snake_case properties.
+    assert_eq!(accepted("peek", json!({"noteId": "n1", "maxLines": 3})), json!({"note": "n1", "lines": 3}));
+    // A lone string becomes the one required string property.
+    assert_eq!(accepted("poke", json!("A title")), json!({"saved": "A title"}));
+    // A bare id becomes the one required `*_id` property.
+    assert_eq!(accepted("peek", json!("n9")), json!({"note": "n9", "lines": null}));
+    // Aliases resolve.
+    assert_eq!(accepted("peek_note", json!({"note_id": "n2"})), json!({"note": "n2", "lines": null}));
+    // null means no arguments.
+    insta::assert_snapshot!(refusal("peek", Value::Null), @"invalid_arguments: `canary.peek` is missing required argument `note_id`; no arguments were passed");
+
+    // Refused: a key already given in snake_case is not overwritten by its camelCase twin.
+    insta::assert_snapshot!(
+        refusal("peek", json!({"note_id": "a", "noteId": "b"})),
+        @"invalid_arguments: `canary.peek` got invalid arguments: /noteId: unknown property `noteId` (expected one of: `max_lines`, `note_id`)"
+    );
+    // Refused: a lone string where several required strings could take it and no single `*_id` exists.
+    insta::assert_snapshot!(
+        refusal("launch", json!(42)),
+        @"invalid_arguments: `canary.launch`: arguments must be an object; got the bare value 42 and no single required argument can take it"
+    );
+    insta::assert_snapshot!(
+        refusal("poke", json!(true)),
+        @"invalid_arguments: `canary.poke`: arguments must be an object; got the bare value true and a bare boolean cannot name an argument"
+    );
+    insta::assert_snapshot!(
+        refusal("poke", json!(["a"])),
+        @"invalid_arguments: `canary.poke`: arguments must be an object, not an array"
+    );
+    // Missing keys: named, with what was passed instead.
+    insta::assert_snapshot!(
+        refusal("delegate", json!({"taskId": "t1", "what": "x"})),
+        @"invalid_arguments: `canary.delegate` is missing required arguments `agent`, `task`; passed: `taskId`, `what`"
+    );
+    insta::assert_snapshot!(
+        refusal("delegate", json!("t1")),
+        @"invalid_arguments: `canary.delegate` is missing required arguments `agent`, `task`; passed the bare value \"t1\""
+    );
+}
+
+#[test]
+fn validation_refuses_before_the_impl() {
+    insta::assert_snapshot!(
+        refusal("peek", json!({"note_id": "", "max_lines": 0})),
+        @"invalid_arguments: `canary.peek` got invalid arguments: /max_lines: 0 is less than the minimum 1; /note_id: text is 0 characters, shorter than the minimum 1"
+    );
+    insta::assert_snapshot!(
+        refusal("poke", json!({"title": "t", "tags": ["a", 2, "c", "d"]})),
+        @"invalid_arguments: `canary.poke` got invalid arguments: /tags: 4 items, more than the maximum 3; /tags/1: expected string, got a number"
+    );
+    insta::assert_snapshot!(
+        refusal("delegate", json!({"agent": "boss", "task_id": "1", "task": "x"})),
+        @r#"invalid_arguments: `canary.delegate` got invalid arguments: /agent: "boss" is not one of "researcher", "coder""#
+    );
+    insta::assert_snapshot!(
+        refusal("nope", json!({})),
+        @"unknown_capability: no capability `nope` is mounted (mounted modules: canary)"
+    );
+}
+
+#[test]
+fn failures_and_panics_come_back_as_data() {
+    let mounted = registry().mount_all();
+    let run = Run::new(Gate::headless(Mode::Default, "test"));
+    let err = block_on(mounted.invoke(&run, "fail_always", json!({}))).unwrap_err();
+    assert_eq!((err.code, err.message.as_str(), err.capability.as_str()), (ErrorCode::Failed, "the disk is on fire", "canary.fail_always"));
+    let err = block_on(mounted.invoke(&run, "panic_always", json!({}))).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Failed);
+    assert!(err.message.contains("panicked: impl bug"), "{}", err.message);
+    let statuses: Vec<Status> = run.receipts().iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [Status::Failed, Status::Failed]);
+    // The run goes on after a panic.
+    assert!(block_on(mounted.invoke(&run, "peek", json!({"note_id": "x"}))).is_ok());
+    assert_eq!(
+        serde_json::to_value(&err).unwrap(),
+        json!({"error": "failed", "message": err.message, "capability": "canary.panic_always"})
+    );
+}
+
+#[test]
+fn the_call_budget_is_a_limit() {
+    let mounted = registry().mount_all();
+    let run = Run::new(Gate::headless(Mode::Auto, "test")).with_limits(capspec::Limits { max_calls: 2 });
+    for _ in 0..2 {
+        block_on(mounted.invoke(&run, "peek", json!({"note_id": "x"}))).unwrap();
+    }
+    let err = block_on(mounted.invoke(&run, "peek", json!({"note_id": "x"}))).unwrap_err();
+    assert_eq!(err.code, ErrorCode::LimitExceeded);
+}
+
+#[test]
+fn registry_reports_missing_and_unknown_impls_when_built() {
+    let err = Registry::with_impls(&[canary::MODULE], []).unwrap_err();
+    assert_eq!(err.problems.len(), 6, "{err}");
+    assert!(err.problems[0].contains("`canary.delegate` has no impl; add a #[capability(canary::delegate)] fn"), "{err}");
+
+    static BOGUS_SPEC: capspec::Spec = capspec::Spec { name: "ghost", ..canary::peek::SPEC };
+    static BOGUS: capspec::Registration = capspec::Registration { spec: &BOGUS_SPEC, call: |_, _| Box::pin(async { Ok(Value::Null) }), file: "ghost.rs", line: 7 };
+    let impls = capspec::registry::registrations().chain([&BOGUS]);
+    let err = Registry::with_impls(&[canary::MODULE], impls).unwrap_err();
+    assert_eq!(err.problems, ["ghost.rs:7: impl of `canary.ghost`, which no spec declares"]);
+}
+
+#[test]
+fn a_session_sees_only_what_it_mounted() {
+    let registry = registry();
+    let mounted = registry.mount(&["canary"]).unwrap();
+    assert!(mounted.catalog().starts_with("## canary\n"));
+    assert_eq!(mounted.capabilities().len(), 6);
+    let err = registry.mount(&["canary", "nope"]).unwrap_err();
+    assert_eq!(err.problems, ["no module `nope`; modules: canary"]);
+    let none = registry.mount(&[]).unwrap();
+    assert_eq!(none.catalog(), "");
+    let run = Run::new(Gate::headless(Mode::Auto, "test"));
+    let err = block_on(none.invoke(&run, "peek", json!({"note_id": "x"}))).unwrap_err();
+    assert_eq!(err.code, ErrorCode::UnknownCapability);
+}
