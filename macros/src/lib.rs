@@ -78,6 +78,15 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
     }
     let args_ty = args_ty.expect("checked above");
     let name = &sig.ident;
+    // A return type that is not `CapResult<impl Serialize>` is reported on
+    // the return type.
+    let ret_span = match &sig.output {
+        syn::ReturnType::Type(_, ty) => ty.span(),
+        syn::ReturnType::Default => sig.ident.span(),
+    };
+    let encode = quote_spanned! {ret_span=>
+        ::capspec::__private::encode_output(&output)
+    };
     // The user's argument type and the capability's `Args` must be one
     // type: the generic `call_impl` makes a mismatch one error, placed on
     // the user's argument type.
@@ -100,7 +109,7 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
                 ::std::boxed::Box::pin(async move {
                     let args: __capspec_capability::Args = ::capspec::__private::decode_args(args)?;
                     let output = #call.await?;
-                    ::capspec::__private::encode_output(&output)
+                    #encode
                 })
             }
 
