@@ -242,7 +242,7 @@ impl Schema {
         if let Some(v) = &self.default {
             map.insert("default".into(), v.clone());
         }
-        if !self.properties.is_empty() || self.single_type() == Some(JsonType::Object) && self.additional_properties.is_none() {
+        if !self.properties.is_empty() {
             map.insert(
                 "properties".into(),
                 Json::Object(self.properties.iter().map(|(k, s)| (k.clone(), s.to_json())).collect()),

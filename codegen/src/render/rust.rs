@@ -308,6 +308,7 @@ impl TypeGen {
         self.items.push(quote! {
             #d
             #derives
+            #[derive(Copy, Eq, Hash, PartialOrd, Ord)]
             pub enum #id { #(#variants,)* }
         });
         quote! { #id }

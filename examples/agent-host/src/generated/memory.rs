@@ -115,6 +115,7 @@ pub mod remember {
     )]
     #[serde(crate = "::capspec::__private::serde")]
     #[schemars(crate = "::capspec::__private::schemars")]
+    #[derive(Copy, Eq, Hash, PartialOrd, Ord)]
     pub enum Scope {
         #[serde(rename = "session")]
         Session,

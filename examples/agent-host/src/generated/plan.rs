@@ -118,7 +118,7 @@ pub mod create_plan {
         category: ::capspec::Category::Write,
         description: "Create a plan from an ordered list of steps and return its id.",
         summary: "Create a plan from an ordered list of steps and return its id.",
-        input_schema: "{\"$defs\":{\"StepInput\":{\"additionalProperties\":false,\"properties\":{\"action\":{\"oneOf\":[{\"additionalProperties\":false,\"properties\":{\"args\":{\"properties\":{},\"type\":\"object\"},\"capability\":{\"type\":\"string\"}},\"required\":[\"capability\"],\"type\":\"object\"},{\"description\":\"A free-text instruction for a person or another agent.\",\"type\":\"string\"}]},\"depends_on\":{\"description\":\"Indexes of earlier steps.\",\"items\":{\"minimum\":0,\"type\":\"integer\"},\"type\":\"array\"},\"title\":{\"minLength\":1,\"type\":\"string\"}},\"required\":[\"title\"],\"type\":\"object\"}},\"additionalProperties\":false,\"properties\":{\"goal\":{\"minLength\":1,\"type\":\"string\"},\"steps\":{\"items\":{\"$ref\":\"#/$defs/StepInput\"},\"maxItems\":50,\"minItems\":1,\"type\":\"array\"}},\"required\":[\"goal\",\"steps\"],\"type\":\"object\"}",
+        input_schema: "{\"$defs\":{\"StepInput\":{\"additionalProperties\":false,\"properties\":{\"action\":{\"oneOf\":[{\"additionalProperties\":false,\"properties\":{\"args\":{\"type\":\"object\"},\"capability\":{\"type\":\"string\"}},\"required\":[\"capability\"],\"type\":\"object\"},{\"description\":\"A free-text instruction for a person or another agent.\",\"type\":\"string\"}]},\"depends_on\":{\"description\":\"Indexes of earlier steps.\",\"items\":{\"minimum\":0,\"type\":\"integer\"},\"type\":\"array\"},\"title\":{\"minLength\":1,\"type\":\"string\"}},\"required\":[\"title\"],\"type\":\"object\"}},\"additionalProperties\":false,\"properties\":{\"goal\":{\"minLength\":1,\"type\":\"string\"},\"steps\":{\"items\":{\"$ref\":\"#/$defs/StepInput\"},\"maxItems\":50,\"minItems\":1,\"type\":\"array\"}},\"required\":[\"goal\",\"steps\"],\"type\":\"object\"}",
         output_schema: Some(
             "{\"properties\":{\"plan_id\":{\"type\":\"string\"}},\"required\":[\"plan_id\"],\"type\":\"object\"}",
         ),
@@ -126,7 +126,7 @@ pub mod create_plan {
         deferred: false,
         aliases: &[],
         deprecated: None,
-        fingerprint: "13ed5f5d9ce6594d",
+        fingerprint: "bac52b50510cd46e",
     };
 }
 /// `plan.delegate_task` (external): Hand a task to another agent and return its answer.
@@ -141,6 +141,7 @@ pub mod delegate_task {
     )]
     #[serde(crate = "::capspec::__private::serde")]
     #[schemars(crate = "::capspec::__private::schemars")]
+    #[derive(Copy, Eq, Hash, PartialOrd, Ord)]
     pub enum Agent {
         #[serde(rename = "researcher")]
         Researcher,
@@ -251,6 +252,7 @@ pub mod get_plan {
     )]
     #[serde(crate = "::capspec::__private::serde")]
     #[schemars(crate = "::capspec::__private::schemars")]
+    #[derive(Copy, Eq, Hash, PartialOrd, Ord)]
     pub enum Status {
         #[serde(rename = "pending")]
         Pending,
@@ -377,6 +379,7 @@ pub mod update_step {
     )]
     #[serde(crate = "::capspec::__private::serde")]
     #[schemars(crate = "::capspec::__private::schemars")]
+    #[derive(Copy, Eq, Hash, PartialOrd, Ord)]
     pub enum Status {
         #[serde(rename = "pending")]
         Pending,

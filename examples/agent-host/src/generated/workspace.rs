@@ -70,6 +70,7 @@ pub mod list_files {
     )]
     #[serde(crate = "::capspec::__private::serde")]
     #[schemars(crate = "::capspec::__private::schemars")]
+    #[derive(Copy, Eq, Hash, PartialOrd, Ord)]
     pub enum Kind {
         #[serde(rename = "file")]
         File,
@@ -110,6 +111,7 @@ pub mod list_files {
     )]
     #[serde(crate = "::capspec::__private::serde")]
     #[schemars(crate = "::capspec::__private::schemars")]
+    #[derive(Copy, Eq, Hash, PartialOrd, Ord)]
     pub enum EntryKind {
         #[serde(rename = "file")]
         File,
@@ -348,6 +350,7 @@ pub mod write_file {
     )]
     #[serde(crate = "::capspec::__private::serde")]
     #[schemars(crate = "::capspec::__private::schemars")]
+    #[derive(Copy, Eq, Hash, PartialOrd, Ord)]
     pub enum Mode {
         #[serde(rename = "overwrite")]
         Overwrite,

@@ -1,0 +1,257 @@
+//! The reference host end to end: every capability of `specs/` runs for real
+//! through the registry and the gate, in a temporary workspace.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use agent_host::capabilities::memory::SessionMemory;
+use agent_host::workspace::Workspace;
+use capspec::testing::{ScriptedApprover, block_on};
+use capspec::{Approval, CallError, ErrorCode, Gate, GateDecision, Mode, Mounted, Run, SessionAllow, Status};
+use serde_json::{Value, json};
+
+struct Host {
+    dir: PathBuf,
+    mounted: Mounted,
+}
+
+impl Host {
+    fn new(name: &str) -> Host {
+        let dir = std::env::temp_dir().join(format!("agent-host-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Host { dir, mounted: agent_host::registry().expect("every spec has an impl").mount_all() }
+    }
+
+    fn run(&self, mode: Mode, approver: Arc<ScriptedApprover>) -> Run {
+        Run::new(Gate::new(mode, approver, SessionAllow::new()))
+            .with(Workspace::new(&self.dir).unwrap())
+            .with(SessionMemory::default())
+            .with(self.mounted.clone())
+    }
+
+    fn auto(&self) -> Run {
+        self.run(Mode::Auto, ScriptedApprover::new([]))
+    }
+
+    fn call(&self, run: &Run, name: &str, args: Value) -> Result<Value, CallError> {
+        block_on(self.mounted.invoke(run, name, args))
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn every_spec_has_an_impl() {
+    let registry = agent_host::registry().unwrap();
+    let mounted = registry.mount_all();
+    assert_eq!(mounted.capabilities().len(), 26);
+    assert_eq!(mounted.module_names(), ["memory", "notes", "plan", "shell", "web", "workspace"]);
+}
+
+#[test]
+fn workspace_files_round_trip_and_stay_confined() {
+    let host = Host::new("files");
+    let run = host.auto();
+    assert_eq!(host.call(&run, "write_file", json!({"path": "docs/a.txt", "content": "one\ntwo\nthree\n"})).unwrap(), json!({"bytes_written": 14}));
+    assert_eq!(
+        host.call(&run, "read_file", json!({"path": "docs/a.txt", "offset": 1, "limit": 1})).unwrap(),
+        json!({"content": "two\n", "total_lines": 3, "truncated": true})
+    );
+    assert_eq!(
+        host.call(&run, "list_files", json!({"recursive": true})).unwrap(),
+        json!({"entries": [{"path": "docs", "kind": "directory", "size": null}, {"path": "docs/a.txt", "kind": "file", "size": 14}]})
+    );
+    assert_eq!(
+        host.call(&run, "search_files", json!({"query": "TWO"})).unwrap(),
+        json!({"matches": [{"path": "docs/a.txt", "line": 2, "text": "two"}]})
+    );
+    host.call(&run, "move_file", json!({"from": "docs/a.txt", "to": "b.txt"})).unwrap();
+    let err = host.call(&run, "write_file", json!({"path": "b.txt", "content": "x", "mode": "create_new"})).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Failed);
+    host.call(&run, "delete_file", json!({"path": "b.txt"})).unwrap();
+    host.call(&run, "delete_file", json!({"path": "docs"})).unwrap();
+    assert!(!host.dir.join("docs").exists());
+
+    // Path escapes are refused: `..`, absolute paths, symlinks out.
+    for path in ["../outside.txt", "/etc/passwd", "a/../../x"] {
+        let err = host.call(&run, "read_file", json!({ "path": path })).unwrap_err();
+        assert!(err.message.contains("leaves the workspace") || err.message.contains("absolute"), "{path}: {}", err.message);
+    }
+    let outside = std::env::temp_dir().join(format!("agent-host-outside-{}", std::process::id()));
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "secret").unwrap();
+    std::os::unix::fs::symlink(&outside, host.dir.join("link")).unwrap();
+    let err = host.call(&run, "read_file", json!({"path": "link/secret.txt"})).unwrap_err();
+    assert!(err.message.contains("symlink"), "{}", err.message);
+    let err = host.call(&run, "write_file", json!({"path": "link/new.txt", "content": "x"})).unwrap_err();
+    assert!(err.message.contains("symlink"), "{}", err.message);
+    assert!(!outside.join("new.txt").exists());
+    std::fs::remove_dir_all(&outside).unwrap();
+}
+
+#[test]
+fn notes_and_memory_persist_in_the_workspace() {
+    let host = Host::new("notes");
+    let run = host.auto();
+    let id = host.call(&run, "create_note", json!({"title": "Plan", "body": "b", "tags": ["x"]})).unwrap()["id"].as_str().unwrap().to_string();
+    host.call(&run, "update_note", json!({"note_id": id, "body": "new body"})).unwrap();
+    // A second run (a later session) sees what the first stored.
+    let later = host.auto();
+    assert_eq!(host.call(&later, "read_note", json!(id.clone())).unwrap(), json!({"id": id, "title": "Plan", "body": "new body", "tags": ["x"]}));
+    let listed = host.call(&later, "list_notes", json!({"tag": "x"})).unwrap();
+    assert_eq!(listed["notes"][0]["id"], json!(id));
+    host.call(&later, "delete_note", json!({ "note_id": id })).unwrap();
+    assert_eq!(host.call(&later, "list_notes", json!({})).unwrap(), json!({"notes": []}));
+
+    host.call(&run, "remember", json!({"key": "user.name", "value": "Ada"})).unwrap();
+    host.call(&run, "remember", json!({"key": "user.mood", "value": "busy", "scope": "session"})).unwrap();
+    assert_eq!(host.call(&run, "recall", json!({"key": "user.", "prefix": true})).unwrap(), json!({"facts": {"user.mood": "busy", "user.name": "Ada"}}));
+    assert_eq!(host.call(&later, "recall", json!({"key": "user.", "prefix": true})).unwrap(), json!({"facts": {"user.name": "Ada"}}), "session facts do not outlive the session");
+    host.call(&later, "forget", json!({"key": "user.name"})).unwrap();
+    assert_eq!(host.call(&later, "forget", json!({"key": "user.name"})).unwrap_err().code, ErrorCode::Failed);
+}
+
+#[test]
+fn commands_run_for_real_and_time_out() {
+    let host = Host::new("shell");
+    let run = host.auto();
+    let out = host.call(&run, "run_command", json!({"program": "sh", "args": ["-c", "cat; echo err >&2; exit 3"], "stdin": "in"})).unwrap();
+    assert_eq!(out, json!({"exit_code": 3, "stdout": "in", "stderr": "err\n", "timed_out": false}));
+    let started = std::time::Instant::now();
+    let out = host.call(&run, "run_command", json!({"program": "sleep", "args": ["5"], "timeout_ms": 200})).unwrap();
+    assert_eq!(out["timed_out"], json!(true));
+    assert_eq!(out["exit_code"], Value::Null);
+    assert!(started.elapsed() < std::time::Duration::from_secs(4), "the timeout killed the process");
+    assert!(host.call(&run, "which_program", json!({"program": "sh"})).unwrap()["path"].as_str().unwrap().ends_with("/sh"));
+    let names = host.call(&run, "get_environment", json!({})).unwrap();
+    assert!(names["names"].as_array().unwrap().iter().any(|n| n == "PATH"));
+    let err = host.call(&run, "run_command", json!({"program": "no-such-program-xyz"})).unwrap_err();
+    assert!(err.message.contains("cannot start"), "{}", err.message);
+}
+
+/// A tiny HTTP server on 127.0.0.1 that answers `count` requests and
+/// records each request line and body.
+fn serve(count: usize) -> (String, Arc<Mutex<Vec<(String, String)>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(count) {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request_line = String::new();
+            reader.read_line(&mut request_line).unwrap();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if line == "\r\n" || line.is_empty() {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            record.lock().unwrap().push((request_line.trim().to_string(), String::from_utf8(body).unwrap()));
+            let page = "<html><a href=\"/next\">Next <b>page</b></a> <a href='http://other.example/x'>Other</a></html>";
+            let reply = format!("HTTP/1.1 200 OK\r\ncontent-type: text/html\r\nx-test: yes\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}", page.len());
+            stream.write_all(reply.as_bytes()).unwrap();
+        }
+    });
+    (url, seen)
+}
+
+#[test]
+fn web_capabilities_talk_http() {
+    let host = Host::new("web");
+    let run = host.auto();
+    let (url, seen) = serve(5);
+    let page = host.call(&run, "fetch_url", json!({"url": format!("{url}/page"), "max_bytes": 10})).unwrap();
+    assert_eq!((page["status"].clone(), page["body"].clone(), page["truncated"].clone()), (json!(200), json!("<html><a h"), json!(true)));
+    assert_eq!(page["headers"]["x-test"], json!("yes"));
+    let links = host.call(&run, "extract_links", json!({"url": format!("{url}/"), "same_host_only": true})).unwrap();
+    assert_eq!(links, json!({"links": [{"href": "/next", "text": "Next page"}]}));
+    assert_eq!(host.call(&run, "download_file", json!({"url": format!("{url}/file"), "path": "dl/page.html"})).unwrap()["bytes"], json!(92));
+    assert!(host.dir.join("dl/page.html").is_file());
+    let posted = host.call(&run, "post_webhook", json!({"url": format!("{url}/hook"), "payload": {"event": "done", "n": 1}})).unwrap();
+    assert_eq!(posted, json!({"status": 200}));
+    let form = host.call(&run, "post_webhook", json!({"url": format!("{url}/form"), "payload": {"a b": "c&d"}, "content_type": "application/x-www-form-urlencoded"})).unwrap();
+    assert_eq!(form, json!({"status": 200}));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen[3], ("POST /hook HTTP/1.1".to_string(), r#"{"event":"done","n":1}"#.to_string()));
+    assert_eq!(seen[4].1, "a+b=c%26d");
+}
+
+#[test]
+fn plan_steps_meet_the_gate() {
+    let host = Host::new("plan");
+    let approver = ScriptedApprover::new([Approval::AllowOnce]);
+    let run = host.run(Mode::Default, approver.clone());
+    let plan = host
+        .call(
+            &run,
+            "create_plan",
+            json!({"goal": "two files", "steps": [
+                {"title": "first", "action": {"capability": "write_file", "args": {"path": "one.txt", "content": "1"}}},
+                {"title": "second", "depends_on": [0], "action": {"capability": "write_file", "args": {"path": "two.txt", "content": "2"}}},
+                {"title": "think", "action": "decide what comes next"}
+            ]}),
+        )
+        .unwrap();
+    let id = plan["plan_id"].as_str().unwrap().to_string();
+    // create_plan (write) took the one scripted answer; run_plan (external)
+    // asks too, and with the script empty it is denied.
+    let outcome = host.call(&run, "run_plan", json!({ "plan_id": id })).unwrap_err();
+    assert_eq!(outcome.code, ErrorCode::PermissionDenied);
+    approver.push(Approval::AllowOnce); // run_plan
+    approver.push(Approval::AllowOnce); // step 1
+    approver.push(Approval::Deny("no second file".into())); // step 2
+    let outcome = host.call(&run, "run_plan", json!({ "plan_id": id })).unwrap();
+    assert_eq!(outcome, json!({"completed": 1, "failed": 1}));
+    assert!(host.dir.join("one.txt").is_file() && !host.dir.join("two.txt").exists());
+    let shown = host.call(&run, "get_plan", json!({ "plan_id": id })).unwrap();
+    assert_eq!(shown["steps"], json!([{"title": "first", "status": "done"}, {"title": "second", "status": "failed"}, {"title": "think", "status": "pending"}]));
+    host.call(&run, "update_step", json!({"plan_id": id, "step": 2, "status": "skipped", "note": "manual"})).ok();
+    let receipts: Vec<(String, Option<GateDecision>, Status)> = run.receipts().iter().map(|r| (r.capability.clone(), r.decision, r.status)).collect();
+    assert_eq!(receipts[2], ("workspace.write_file".to_string(), Some(GateDecision::Approved), Status::Ok), "a step is its own gated call");
+    let err = host.call(&run, "delegate_task", json!({"agent": "coder", "task": "x"})).unwrap_err();
+    assert_eq!(err.code, ErrorCode::PermissionDenied);
+    let err = host.call(&host.auto(), "delegate_task", json!({"agent": "coder", "task": "x"})).unwrap_err();
+    assert!(err.message.contains("no other agent is connected"), "{}", err.message);
+}
+
+#[test]
+fn cli_call_prints_the_result_and_the_receipt() {
+    let dir = std::env::temp_dir().join(format!("agent-host-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.txt"), "hi\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_agent-host");
+    let ok = std::process::Command::new(bin).args(["call", "read_file", r#"{"path": "a.txt"}"#, "--workspace"]).arg(&dir).output().unwrap();
+    assert_eq!(ok.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&ok.stdout), "{\"result\":{\"content\":\"hi\\n\",\"total_lines\":1,\"truncated\":false}}\n");
+    assert!(String::from_utf8_lossy(&ok.stderr).contains(r#"receipt: {"capability":"workspace.read_file","decision":"auto","status":"ok""#));
+    // Not a terminal: an `ask` is denied with a named reason.
+    let denied = std::process::Command::new(bin)
+        .args(["call", "write_file", r#"{"path": "b.txt", "content": "x"}"#, "--workspace"])
+        .arg(&dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(denied.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&denied.stdout).contains("stdin is not a terminal"));
+    let usage = std::process::Command::new(bin).args(["call"]).output().unwrap();
+    assert_eq!(usage.status.code(), Some(2));
+    let catalog = std::process::Command::new(bin).args(["catalog", "--modules", "notes"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&catalog.stdout).starts_with("## notes\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
