@@ -133,6 +133,7 @@ impl Validator {
     pub fn validate(&self, value: &Value) -> Vec<Violation> {
         let mut out = Vec::new();
         self.check(&self.root, value, &mut String::new(), &mut out);
+        out.truncate(MAX_VIOLATIONS);
         out
     }
 
