@@ -40,6 +40,10 @@ pub fn check(root: &Path) -> Result<Report, FatalError> {
     findings.extend(project.loaded.findings);
     if let Some((targets, artifacts)) = rendered {
         findings.extend(crate::sync::drift(root, &targets, &artifacts));
+        if let Some(config) = &project.config {
+            let scan = crate::coverage::scan(root, config);
+            findings.extend(crate::coverage::findings(&project.loaded.set, &scan));
+        }
     }
     if let Some(config) = &project.config {
         apply_suppressions(&mut findings, &config.allow);

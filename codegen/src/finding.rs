@@ -103,6 +103,14 @@ pub mod rule {
     pub const DRIFT_ORPHAN: &str = "drift/orphan";
     pub const DRIFT_SNAPSHOT: &str = "drift/snapshot";
 
+    pub const COVERAGE_UNIMPLEMENTED: &str = "coverage/unimplemented";
+    pub const COVERAGE_UNKNOWN: &str = "coverage/unknown";
+    pub const COVERAGE_DUPLICATE_IMPL: &str = "coverage/duplicate-impl";
+    pub const COVERAGE_STUB: &str = "coverage/stub";
+    pub const COVERAGE_UNTESTED: &str = "coverage/untested";
+    /// A source or test file that cannot be read or parsed.
+    pub const COVERAGE_PARSE: &str = "coverage/parse";
+
     pub const CONFIG_PARSE: &str = "config/parse";
     pub const CONFIG_UNKNOWN_KEY: &str = "config/unknown-key";
     pub const CONFIG_INVALID_VALUE: &str = "config/invalid-value";
@@ -130,6 +138,12 @@ pub mod rule {
         (DRIFT_MISSING, "a generated file is absent"),
         (DRIFT_ORPHAN, "a generated file that no spec produces any more"),
         (DRIFT_SNAPSHOT, "the category snapshot differs from the specs"),
+        (COVERAGE_UNIMPLEMENTED, "a capability with no #[capability] fn"),
+        (COVERAGE_UNKNOWN, "a #[capability] fn naming no capability"),
+        (COVERAGE_DUPLICATE_IMPL, "two fns implement one capability"),
+        (COVERAGE_STUB, "an impl whose body is still only todo!/unimplemented!"),
+        (COVERAGE_UNTESTED, "no test exercises the capability"),
+        (COVERAGE_PARSE, "a source or test file that cannot be parsed"),
         (CONFIG_PARSE, "capspec.toml is not valid TOML"),
         (CONFIG_UNKNOWN_KEY, "a key capspec.toml does not define"),
         (CONFIG_INVALID_VALUE, "a capspec.toml key holds the wrong kind of value"),

@@ -7,6 +7,7 @@
 
 pub mod check;
 pub mod config;
+pub mod coverage;
 pub mod finding;
 pub mod load;
 pub mod model;
