@@ -36,6 +36,7 @@ pub fn open(root: &Path) -> Result<Project, FatalError> {
 pub fn check(root: &Path) -> Result<Report, FatalError> {
     let project = open(root)?;
     let rendered = crate::sync::render_project(&project);
+    let mut sources = project.loaded.sources;
     let mut findings = project.config_findings;
     findings.extend(project.loaded.findings);
     if let Some((targets, artifacts)) = rendered {
@@ -43,13 +44,16 @@ pub fn check(root: &Path) -> Result<Report, FatalError> {
         if let Some(config) = &project.config {
             let scan = crate::coverage::scan(root, config);
             findings.extend(crate::coverage::findings(&project.loaded.set, &scan));
+            for (file, text) in scan.sources {
+                sources.insert(&file, text);
+            }
         }
     }
     if let Some(config) = &project.config {
         apply_suppressions(&mut findings, &config.allow);
     }
     Finding::sort(&mut findings);
-    Ok(Report { findings, sources: project.loaded.sources })
+    Ok(Report { findings, sources })
 }
 
 /// For a `#[test]`: panic with the rendered findings unless `check` is clean

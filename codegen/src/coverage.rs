@@ -40,6 +40,8 @@ pub struct Scan {
     /// Identifiers and string literals used inside test fns.
     pub test_words: std::collections::HashSet<String>,
     pub findings: Vec<Finding>,
+    /// Texts of the scanned source files, for rendering findings.
+    pub sources: Vec<(String, String)>,
 }
 
 fn rust_files(root: &Path, dirs: &[String], findings: &mut Vec<Finding>) -> Vec<(String, String)> {
@@ -95,7 +97,9 @@ fn parse(file: &str, text: &str, findings: &mut Vec<Finding>) -> Option<syn::Fil
 pub fn scan(root: &Path, config: &Config) -> Scan {
     let mut scan = Scan::default();
     for (file, text) in rust_files(root, &config.coverage.sources, &mut scan.findings) {
-        if let Some(ast) = parse(&file, &text, &mut scan.findings) {
+        let ast = parse(&file, &text, &mut scan.findings);
+        scan.sources.push((file.clone(), text));
+        if let Some(ast) = ast {
             let mut renames = BTreeMap::new();
             collect_renames(&ast.items, &mut renames);
             let start = scan.impls.len();
@@ -292,7 +296,7 @@ pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
                             rule::COVERAGE_STUB,
                             &site.file,
                             site.pos,
-                            format!("`{qualified}` is still a stub (`{}` only calls `todo!`); implement it", site.fn_name),
+                            format!("`{qualified}` is still a stub (`{}` only calls `todo!`/`unimplemented!`); implement it", site.fn_name),
                         )
                         .for_capability(&c.name),
                     );

@@ -13,6 +13,7 @@ pub mod load;
 pub mod model;
 pub mod names;
 pub mod render;
+pub mod scaffold;
 pub mod report;
 pub mod spec_format;
 pub mod sync;

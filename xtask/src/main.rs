@@ -49,6 +49,13 @@ enum Command {
         #[command(flatten)]
         root: RootArg,
     },
+    /// Append a ready-to-fill #[capability] fn for every capability without an impl to
+    /// <first coverage source>/capabilities/<module>.rs (never touching existing code).
+    #[command(after_help = CONFIG_HELP)]
+    Scaffold {
+        #[command(flatten)]
+        root: RootArg,
+    },
     /// Validate specs and config, compare every generated file with what the specs produce,
     /// and report every finding (never writes).
     #[command(after_help = CONFIG_HELP)]
@@ -115,6 +122,37 @@ fn main() -> ExitCode {
                         outcome.removed.len(),
                         outcome.unchanged
                     );
+                    ExitCode::SUCCESS
+                }
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Scaffold { root } => {
+            let root = root.resolve();
+            match capspec_codegen::scaffold::scaffold(&root) {
+                Ok(outcome) if !outcome.findings.is_empty() => {
+                    let report = report::Report { findings: outcome.findings, sources: outcome.sources };
+                    print!("{}", report::render(&report, Format::Human));
+                    eprintln!("scaffold: the specs have errors; nothing was written");
+                    ExitCode::from(1)
+                }
+                Ok(outcome) => {
+                    for (file, caps) in &outcome.written {
+                        println!("stubbed  {file}: {}", caps.join(", "));
+                    }
+                    if !outcome.created.is_empty() {
+                        println!(
+                            "new files: {} — declare them as modules (`mod capabilities;` with `mod <module>;`) so they compile; \
+                             `cargo xtask check` reports each stub as coverage/stub until it is filled in",
+                            outcome.created.join(", ")
+                        );
+                    }
+                    if outcome.written.is_empty() {
+                        println!("scaffold: every capability has an impl; nothing to do");
+                    }
                     ExitCode::SUCCESS
                 }
                 Err(err) => {
