@@ -31,9 +31,21 @@ pub fn open(root: &Path) -> Result<Project, FatalError> {
     Ok(Project { config: config_load.config, loaded, config_findings: config_load.findings })
 }
 
+/// Options of one check run.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// Compare the specs with those at this git ref (`breaking/*` findings).
+    pub base: Option<String>,
+}
+
 /// Run every check on the project at `root`. `Err` means the check could not
 /// run at all (exit code 2); findings are in the report.
 pub fn check(root: &Path) -> Result<Report, FatalError> {
+    check_with(root, &CheckOptions::default())
+}
+
+/// [`check`] with options (`--base`).
+pub fn check_with(root: &Path, options: &CheckOptions) -> Result<Report, FatalError> {
     let project = open(root)?;
     let rendered = crate::sync::render_project(&project);
     let mut sources = project.loaded.sources;
@@ -48,6 +60,10 @@ pub fn check(root: &Path) -> Result<Report, FatalError> {
                 sources.insert(&file, text);
             }
         }
+    }
+    if let (Some(git_ref), Some(config)) = (&options.base, &project.config) {
+        let base = crate::breaking::base_specs(root, &config.specs, git_ref)?;
+        findings.extend(crate::breaking::compare(&base, &project.loaded.set));
     }
     if let Some(config) = &project.config {
         apply_suppressions(&mut findings, &config.allow);

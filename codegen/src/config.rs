@@ -89,6 +89,9 @@ pub enum FatalError {
     NoConfig { path: PathBuf },
     #[error("cannot read `{path}`: {source}")]
     UnreadableConfig { path: PathBuf, source: std::io::Error },
+    /// `--base` could not be read from git.
+    #[error(transparent)]
+    Base(#[from] crate::breaking::BaseError),
 }
 
 /// The result of reading `capspec.toml`: the config (when it is usable) and

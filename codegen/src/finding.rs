@@ -37,6 +37,12 @@ pub struct Finding {
     /// A unified diff, for drift findings.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// A stable id (rule and target), for findings that compare contracts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// A hash of `id`, stable across runs and machines (SARIF `partialFingerprints`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
     /// The capability the finding is about, for matching `[[allow]]` entries.
     #[serde(skip)]
     pub capability: Option<String>,
@@ -52,6 +58,8 @@ impl Finding {
             column: pos.column,
             message: message.into(),
             diff: None,
+            id: None,
+            fingerprint: None,
             capability: None,
         }
     }
@@ -152,6 +160,13 @@ pub mod rule {
         (CONFIG_ALLOW_TODO_REASON, "an [[allow]] entry whose reason contains TODO"),
         (CONFIG_ALLOW_INVALID, "an [[allow]] entry with an unknown rule or no target"),
         (CONFIG_ALLOW_UNMATCHED, "an [[allow]] entry that suppresses nothing"),
+        ("breaking/removed-capability", "with --base: a capability was removed (a rename kept in `aliases` is not a removal)"),
+        ("breaking/removed-module", "with --base: a module was removed"),
+        ("breaking/category-changed", "with --base: a capability changed category"),
+        ("breaking/required-added", "with --base: an input became required"),
+        ("breaking/property-removed", "with --base: an input property was removed"),
+        ("breaking/property-retyped", "with --base: an input property changed type"),
+        ("breaking/enum-value-removed", "with --base: an enum value was removed"),
     ];
 }
 

@@ -5,6 +5,7 @@
 //! (human, JSON, GitHub). The `xtask` binary is a thin front over it, and a
 //! project can call [`check::check`] from a `#[test]`.
 
+pub mod breaking;
 pub mod check;
 pub mod config;
 pub mod coverage;

@@ -33,6 +33,7 @@ pub enum Format {
     Human,
     Json,
     Github,
+    Sarif,
 }
 
 pub fn render(report: &Report, format: Format) -> String {
@@ -40,7 +41,73 @@ pub fn render(report: &Report, format: Format) -> String {
         Format::Human => human(report),
         Format::Json => json(report),
         Format::Github => github(report),
+        Format::Sarif => sarif(report),
     }
+}
+
+/// A SARIF 2.1.0 log with one run: rule metadata for every rule capspec
+/// knows, and one result per finding with a stable partial fingerprint.
+pub fn sarif(report: &Report) -> String {
+    use serde_json::json;
+    let rules: Vec<&(&str, &str)> = crate::finding::rule::ALL.iter().collect();
+    let rule_objects: Vec<serde_json::Value> = rules
+        .iter()
+        .map(|(id, description)| {
+            json!({
+                "id": id,
+                "name": id.replace(['/', '-'], "_"),
+                "shortDescription": { "text": description },
+                "defaultConfiguration": { "level": "error" },
+            })
+        })
+        .collect();
+    let results: Vec<serde_json::Value> = report
+        .findings
+        .iter()
+        .map(|f| {
+            let mut location = json!({ "artifactLocation": { "uri": f.file, "uriBaseId": "%SRCROOT%" } });
+            if f.line > 0 {
+                let mut region = json!({ "startLine": f.line });
+                if f.column > 0 {
+                    region["startColumn"] = json!(f.column);
+                }
+                location["region"] = region;
+            }
+            let mut text = f.message.clone();
+            if let Some(diff) = &f.diff {
+                text.push_str("\n");
+                text.push_str(diff);
+            }
+            let fingerprint = f.fingerprint.clone().unwrap_or_else(|| crate::render::fingerprint(&format!("{}:{}:{}", f.rule, f.file, f.message)));
+            let mut result = json!({
+                "ruleId": f.rule,
+                "level": f.severity.as_str(),
+                "message": { "text": text },
+                "locations": [ { "physicalLocation": location } ],
+                "partialFingerprints": { "capspecFinding/v1": fingerprint },
+            });
+            if let Some(i) = rules.iter().position(|(id, _)| *id == f.rule) {
+                result["ruleIndex"] = json!(i);
+            }
+            result
+        })
+        .collect();
+    let log = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "capspec",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rule_objects,
+            }},
+            "originalUriBaseIds": { "%SRCROOT%": { "description": { "text": "the project root (the directory holding capspec.toml)" } } },
+            "results": results,
+        }],
+    });
+    let mut out = serde_json::to_string_pretty(&log).expect("SARIF serializes");
+    out.push('\n');
+    out
 }
 
 /// rustc-like: a header, the location, the source line and a caret.

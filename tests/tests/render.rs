@@ -178,13 +178,13 @@ console.log(JSON.stringify({ names, defaults: Object.keys(defaultExport).sort(),
 
 /// The `.d.ts` files of the repo and of every render fixture pass
 /// `tsc --strict --noEmit`. `.ci/run` installs TypeScript from the lockfile
-/// in `tests/ts/` and sets CAPSPEC_REQUIRE_TSC=1, so CI cannot skip this.
+/// in `tests/ts/` and sets CAPSPEC_REQUIRE_NODE_TOOLS=1, so CI cannot skip this.
 #[test]
 fn declarations_pass_tsc_strict() {
     let tsc = Path::new(env!("CARGO_MANIFEST_DIR")).join("ts/node_modules/typescript/bin/tsc");
-    let required = std::env::var_os("CAPSPEC_REQUIRE_TSC").is_some();
+    let required = std::env::var_os("CAPSPEC_REQUIRE_NODE_TOOLS").is_some();
     if !have("node") || !tsc.is_file() {
-        assert!(!required, "CAPSPEC_REQUIRE_TSC is set but node or {} is missing", tsc.display());
+        assert!(!required, "CAPSPEC_REQUIRE_NODE_TOOLS is set but node or {} is missing", tsc.display());
         eprintln!("NOTICE: node or TypeScript is not installed (run `npm ci --prefix tests/ts`); skipping tsc");
         return;
     }

@@ -62,9 +62,13 @@ enum Command {
     Check {
         #[command(flatten)]
         root: RootArg,
-        /// Output format: rustc-like text, one JSON object, or GitHub workflow commands.
+        /// Output format: rustc-like text, one JSON object, GitHub workflow commands, or SARIF 2.1.0.
         #[arg(long, value_enum, default_value_t = FormatArg::Human)]
         format: FormatArg,
+        /// Also compare the specs with those at this git ref (branch, tag, commit, `origin/main`)
+        /// and report breaking changes (`breaking/*`). Read from git; nothing is checked out.
+        #[arg(long, value_name = "GIT_REF")]
+        base: Option<String>,
     },
 }
 
@@ -89,6 +93,7 @@ enum FormatArg {
     Human,
     Json,
     Github,
+    Sarif,
 }
 
 fn main() -> ExitCode {
@@ -161,14 +166,16 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Check { root, format } => {
+        Command::Check { root, format, base } => {
             let root = root.resolve();
-            match capspec_codegen::check(&root) {
+            let options = capspec_codegen::check::CheckOptions { base };
+            match capspec_codegen::check::check_with(&root, &options) {
                 Ok(report) => {
                     let format = match format {
                         FormatArg::Human => Format::Human,
                         FormatArg::Json => Format::Json,
                         FormatArg::Github => Format::Github,
+                        FormatArg::Sarif => Format::Sarif,
                     };
                     let text = report::render(&report, format);
                     print!("{text}");

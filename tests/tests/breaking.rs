@@ -1,0 +1,137 @@
+//! `check --base GIT_REF` against temporary git repositories built here:
+//! each kind of breaking change, renames kept as aliases, and the refs users
+//! pass (tags, commits, `origin/main`, a shallow clone without the ref).
+
+use std::path::Path;
+use std::process::Command;
+
+use capspec_codegen::check::{CheckOptions, check_with};
+use capspec_codegen::report::{self, Format};
+use capspec_tests::TempDir;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=capspec", "-c", "user.email=capspec@example.invalid", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+const NOTES_V1: &str = "module: notes
+description: Notes.
+capabilities:
+  - { name: create_note, category: write, description: Create., input: { type: object, properties: { title: { type: string }, tags: { type: array, items: { type: string } } }, required: [title] } }
+  - { name: read_note, category: read, description: Read., input: { type: object, properties: { note_id: { type: string } }, required: [note_id] } }
+  - { name: delete_note, category: write, description: Delete. }
+  - name: list_notes
+    category: read
+    description: List.
+    input:
+      type: object
+      properties:
+        limit: { type: integer }
+        order: { type: string, enum: [asc, desc] }
+        filter: { type: object, properties: { tag: { type: string } } }
+";
+
+const NOTES_V2: &str = "module: notes
+description: Notes.
+capabilities:
+  - { name: create_note, category: read, description: Create., input: { type: object, properties: { title: { type: string } }, required: [title] } }
+  - { name: get_note, category: read, description: Read., aliases: [read_note], input: { type: object, properties: { note_id: { type: string } }, required: [note_id] } }
+  - name: list_notes
+    category: read
+    description: List.
+    input:
+      type: object
+      properties:
+        limit: { type: string }
+        order: { type: string, enum: [asc] }
+        owner: { type: string }
+        filter: { type: object, properties: { tag: { type: integer } } }
+      required: [owner]
+";
+
+const MEMORY: &str = "module: memory\ndescription: M.\ncapabilities:\n  - { name: recall, category: read, description: R. }\n";
+
+/// A repo whose first commit (tagged v1) has the old specs and whose work
+/// tree has the new ones. The project lives in `sub/`, not at the top.
+fn repo() -> TempDir {
+    let dir = TempDir::new("breaking");
+    git(dir.path(), &["init", "-q"]);
+    dir.write("sub/capspec.toml", "specs = \"specs\"\n");
+    dir.write("sub/specs/notes.yaml", NOTES_V1);
+    dir.write("sub/specs/memory.yaml", MEMORY);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "v1"]);
+    git(dir.path(), &["tag", "v1"]);
+    dir.write("sub/specs/notes.yaml", NOTES_V2);
+    std::fs::remove_file(dir.path().join("sub/specs/memory.yaml")).unwrap();
+    dir
+}
+
+fn breaking(root: &Path, base: &str) -> capspec_codegen::Report {
+    let mut report = check_with(root, &CheckOptions { base: Some(base.into()) }).unwrap();
+    report.findings.retain(|f| f.rule.starts_with("breaking/"));
+    report
+}
+
+#[test]
+fn every_kind_of_breaking_change() {
+    let dir = repo();
+    let root = dir.path().join("sub");
+    let report = breaking(&root, "v1");
+    let rules: Vec<&str> = report.findings.iter().map(|f| f.rule.as_str()).collect();
+    for rule in [
+        "breaking/removed-module",
+        "breaking/removed-capability",
+        "breaking/category-changed",
+        "breaking/required-added",
+        "breaking/property-removed",
+        "breaking/property-retyped",
+        "breaking/enum-value-removed",
+    ] {
+        assert!(rules.contains(&rule), "{rule} missing: {rules:?}");
+    }
+    assert!(!report.findings.iter().any(|f| f.message.contains("read_note")), "a rename kept as an alias is not a removal");
+    let loosened = report.findings.iter().find(|f| f.rule == "breaking/category-changed").unwrap();
+    assert_eq!(loosened.message, "`notes.create_note` changed category: write → read (loosens the gate)");
+    insta::assert_snapshot!(report::render(&report, Format::Human));
+
+    // Ids and fingerprints are stable: the same comparison gives the same ones.
+    let again = breaking(&root, &git(dir.path(), &["rev-parse", "v1"]));
+    let ids = |r: &capspec_codegen::Report| r.findings.iter().map(|f| (f.id.clone().unwrap(), f.fingerprint.clone().unwrap())).collect::<Vec<_>>();
+    assert_eq!(ids(&report), ids(&again));
+    // Nothing changed relative to the work tree's own commit once committed.
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "v2"]);
+    assert!(breaking(&root, "HEAD").findings.is_empty());
+}
+
+#[test]
+fn remote_branches_and_shallow_clones() {
+    let dir = repo();
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "v2"]);
+    // A full clone: `origin/main` and `HEAD~1` resolve.
+    let clone = TempDir::new("breaking-clone");
+    std::fs::remove_dir_all(clone.path()).unwrap();
+    let url = format!("file://{}", dir.path().display());
+    git(dir.path(), &["clone", "-q", &url, &clone.path().to_string_lossy()]);
+    let root = clone.path().join("sub");
+    assert!(breaking(&root, "origin/main").findings.is_empty());
+    assert!(!breaking(&root, "HEAD~1").findings.is_empty());
+    // A shallow clone without the ref: exit 2 with a sentence saying what to do.
+    let shallow = TempDir::new("breaking-shallow");
+    std::fs::remove_dir_all(shallow.path()).unwrap();
+    git(dir.path(), &["clone", "-q", "--depth", "1", &url, &shallow.path().to_string_lossy()]);
+    let err = check_with(&shallow.path().join("sub"), &CheckOptions { base: Some("v1".into()) }).unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("shallow clone") && message.contains("fetch"), "{message}");
+    let err = check_with(&root, &CheckOptions { base: Some("no-such-branch".into()) }).unwrap_err();
+    assert!(err.to_string().contains("no commit named `no-such-branch`"), "{err}");
+}

@@ -1,0 +1,55 @@
+//! Output formats: SARIF 2.1.0 validated against the official schema, and
+//! stable fingerprints.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use capspec_codegen::report::{self, Format};
+use capspec_tests::fixtures;
+
+fn node_tools() -> Option<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("ts");
+    let present = dir.join("node_modules/ajv").is_dir() && Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !present {
+        assert!(std::env::var_os("CAPSPEC_REQUIRE_NODE_TOOLS").is_none(), "CAPSPEC_REQUIRE_NODE_TOOLS is set but node or tests/ts/node_modules is missing");
+        eprintln!("NOTICE: node or the tools in tests/ts are not installed (run `npm ci --prefix tests/ts`); skipping SARIF schema validation");
+        return None;
+    }
+    Some(dir)
+}
+
+fn validate_sarif(dir: &Path, sarif: &str) {
+    let mut child = Command::new("node").arg(dir.join("validate-sarif.js")).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(sarif.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "SARIF does not validate:\n{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn sarif_validates_against_the_schema() {
+    let cases = ["invalid-schema", "duplicate-name", "config-errors", "parse-not-utf8", "config-empty-specs"];
+    let reports: Vec<String> = cases.iter().map(|c| report::render(&capspec_codegen::check(&fixtures().join("check").join(c)).unwrap(), Format::Sarif)).collect();
+    for (case, sarif) in cases.iter().zip(&reports) {
+        let value: serde_json::Value = serde_json::from_str(sarif).unwrap();
+        let results = value["runs"][0]["results"].as_array().unwrap();
+        assert!(!results.is_empty(), "{case}");
+        for r in results {
+            let index = r["ruleIndex"].as_u64().unwrap() as usize;
+            assert_eq!(value["runs"][0]["tool"]["driver"]["rules"][index]["id"], r["ruleId"], "ruleIndex points at the rule");
+        }
+    }
+    if let Some(dir) = node_tools() {
+        for sarif in &reports {
+            validate_sarif(&dir, sarif);
+        }
+    }
+    insta::assert_snapshot!(reports[0].lines().take(60).collect::<Vec<_>>().join("\n"));
+}
+
+#[test]
+fn fingerprints_are_stable_across_runs() {
+    let a = report::render(&capspec_codegen::check(&fixtures().join("check/unknown-field")).unwrap(), Format::Sarif);
+    let b = report::render(&capspec_codegen::check(&fixtures().join("check/unknown-field")).unwrap(), Format::Sarif);
+    assert_eq!(a, b);
+}
