@@ -45,6 +45,44 @@ pub fn render(report: &Report, format: Format) -> String {
     }
 }
 
+/// `[[allow]]` entries that would suppress every suppressible finding of
+/// the report, as TOML to paste into `capspec.toml`. Each needs a real
+/// reason before `check` accepts it.
+pub fn suggested_allows(report: &Report) -> String {
+    let mut out = String::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for f in &report.findings {
+        if !crate::config::SUPPRESSIBLE_RULES.contains(&f.rule.as_str()) {
+            continue;
+        }
+        let target = match &f.capability {
+            Some(c) => format!("capability = {}", toml_string(c)),
+            None => format!("file = {}", toml_string(&f.file)),
+        };
+        if seen.insert((f.rule.clone(), target.clone())) {
+            out.push_str(&format!("[[allow]]\nrule = {}\n{target}\nreason = \"\"\n\n", toml_string(&f.rule)));
+        }
+    }
+    out
+}
+
+fn toml_string(s: &str) -> String {
+    // JSON string syntax is valid TOML basic-string syntax.
+    serde_json::to_string(s).expect("strings serialize")
+}
+
+/// `json` plus `"suggested_allow"`: the TOML of [`suggested_allows`].
+pub fn json_with_suggestions(report: &Report) -> String {
+    let value = serde_json::json!({
+        "findings": report.findings,
+        "summary": report.summary(),
+        "suggested_allow": suggested_allows(report),
+    });
+    let mut out = serde_json::to_string_pretty(&value).expect("findings serialize");
+    out.push('\n');
+    out
+}
+
 /// A SARIF 2.1.0 log with one run: rule metadata for every rule capspec
 /// knows, and one result per finding with a stable partial fingerprint.
 pub fn sarif(report: &Report) -> String {

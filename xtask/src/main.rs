@@ -69,6 +69,11 @@ enum Command {
         /// and report breaking changes (`breaking/*`). Read from git; nothing is checked out.
         #[arg(long, value_name = "GIT_REF")]
         base: Option<String>,
+        /// With --format json: add "suggested_allow", the [[allow]] entries (TOML) that would
+        /// suppress every coverage/* and breaking/* finding — to adopt capspec on an existing
+        /// surface. Each entry needs a real reason before check accepts it.
+        #[arg(long, requires = "format")]
+        suggest_allow: bool,
     },
 }
 
@@ -166,7 +171,11 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Check { root, format, base } => {
+        Command::Check { root, format, base, suggest_allow } => {
+            if suggest_allow && !matches!(format, FormatArg::Json) {
+                eprintln!("error: --suggest-allow needs --format json");
+                return ExitCode::from(2);
+            }
             let root = root.resolve();
             let options = capspec_codegen::check::CheckOptions { base };
             match capspec_codegen::check::check_with(&root, &options) {
@@ -177,7 +186,7 @@ fn main() -> ExitCode {
                         FormatArg::Github => Format::Github,
                         FormatArg::Sarif => Format::Sarif,
                     };
-                    let text = report::render(&report, format);
+                    let text = if suggest_allow { report::json_with_suggestions(&report) } else { report::render(&report, format) };
                     print!("{text}");
                     ExitCode::from(report.exit_code() as u8)
                 }

@@ -103,11 +103,35 @@ fn sync_writes_then_writes_nothing_and_refuses_bad_specs() {
     assert!(stdout(&first).contains("wrote    guest/x.js") && stdout(&first).ends_with("sync: 8 written, 0 removed, 0 unchanged\n"), "{}", stdout(&first));
     let second = xtask(&["sync", "--root", &root]);
     assert_eq!(stdout(&second), "sync: 0 written, 0 removed, 8 unchanged\n");
-    assert_eq!(xtask(&["check", "--root", &root]).status.code(), Some(0));
+    // Nothing drifted (the only findings are about the missing impl and test).
+    let check = xtask(&["check", "--root", &root, "--format", "json"]);
+    let value: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    let rules: Vec<&str> = value["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules, ["coverage/unimplemented", "coverage/untested"]);
 
     std::fs::write(dir.join("specs/x.yaml"), "module: x\ndescription: X.\ncapabilities:\n  - { name: y, category: root, description: Y. }\n").unwrap();
     let bad = xtask(&["sync", "--root", &root]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(stdout(&bad).contains("spec/unknown-category") && stderr(&bad).contains("nothing was written"), "{}{}", stdout(&bad), stderr(&bad));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn suggest_allow_prints_allow_entries_for_coverage_findings() {
+    let dir = std::env::temp_dir().join(format!("capspec-cli-suggest-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("specs")).unwrap();
+    std::fs::write(dir.join("capspec.toml"), "specs = \"specs\"\n").unwrap();
+    std::fs::write(dir.join("specs/x.yaml"), "module: x\ndescription: X.\ncapabilities:\n  - { name: y, category: read, description: Y. }\n").unwrap();
+    let root = dir.to_string_lossy().into_owned();
+    assert_eq!(xtask(&["sync", "--root", &root]).status.code(), Some(0));
+    let out = xtask(&["check", "--root", &root, "--format", "json", "--suggest-allow"]);
+    assert_eq!(out.status.code(), Some(1));
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        value["suggested_allow"],
+        "[[allow]]\nrule = \"coverage/unimplemented\"\ncapability = \"y\"\nreason = \"\"\n\n[[allow]]\nrule = \"coverage/untested\"\ncapability = \"y\"\nreason = \"\"\n\n"
+    );
+    assert_eq!(xtask(&["check", "--root", &root, "--suggest-allow"]).status.code(), Some(2));
     std::fs::remove_dir_all(&dir).unwrap();
 }
