@@ -15,6 +15,8 @@ use std::fmt;
 pub mod coerce;
 pub mod error;
 pub mod gate;
+#[cfg(feature = "quickjs")]
+pub mod guest;
 pub mod receipt;
 pub mod registry;
 pub mod run;

@@ -11,37 +11,38 @@ use capspec::{Approval, CapError, CapResult, ErrorCode, Gate, GateDecision, Mode
 use capspec_tests::bindings::canary::canary;
 use serde_json::{Value, json};
 
-// Impls run on the calling thread (`block_on`), so per-thread counters keep
-// concurrently running tests apart.
-thread_local! {
-    static RUNS: [AtomicUsize; 4] = const { [AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)] };
-}
+/// How often each canary impl ran in a run: a typed run extension, so
+/// concurrently running tests (and guest calls on other threads) keep apart.
+#[derive(Default)]
+struct Counters([AtomicUsize; 4]);
 
-fn impl_runs() -> usize {
-    RUNS.with(|r| r.iter().map(|c| c.load(Ordering::SeqCst)).sum())
+fn count(run: &Run, i: usize) {
+    if let Some(c) = run.get::<Arc<Counters>>() {
+        c.0[i].fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 #[capability(canary::peek)]
-async fn peek(_run: &Run, args: canary::peek::Args) -> CapResult<Value> {
-    RUNS.with(|r| r[0].fetch_add(1, Ordering::SeqCst));
+async fn peek(run: &Run, args: canary::peek::Args) -> CapResult<Value> {
+    count(run, 0);
     Ok(json!({ "note": args.note_id, "lines": args.max_lines }))
 }
 
 #[capability(canary::poke)]
-async fn poke(_run: &Run, args: canary::poke::Args) -> CapResult<Value> {
-    RUNS.with(|r| r[1].fetch_add(1, Ordering::SeqCst));
+async fn poke(run: &Run, args: canary::poke::Args) -> CapResult<Value> {
+    count(run, 1);
     Ok(json!({ "saved": args.title }))
 }
 
 #[capability(canary::launch)]
-async fn launch(_run: &Run, args: canary::launch::Args) -> CapResult<String> {
-    RUNS.with(|r| r[2].fetch_add(1, Ordering::SeqCst));
+async fn launch(run: &Run, args: canary::launch::Args) -> CapResult<String> {
+    count(run, 2);
     Ok(format!("ran {}", args.program))
 }
 
 #[capability(canary::delegate)]
-async fn delegate(_run: &Run, args: canary::delegate::Args) -> CapResult<Value> {
-    RUNS.with(|r| r[3].fetch_add(1, Ordering::SeqCst));
+async fn delegate(run: &Run, args: canary::delegate::Args) -> CapResult<Value> {
+    count(run, 3);
     Ok(json!({ "task": args.task_id }))
 }
 
@@ -75,32 +76,62 @@ struct Observed {
     impl_runs: usize,
 }
 
+#[derive(Clone, Copy, Debug)]
+enum Entrance {
+    /// `Mounted::invoke` from Rust.
+    Direct,
+    /// `Mounted::invoke_json`, as a provider tool loop calls it.
+    Json,
+    /// A guest JavaScript action in QuickJS, through the generated facade.
+    Guest,
+}
+
 /// Run every canary once in `mode` through one entrance, with the approver
 /// answering `answer` to every question.
-fn observe(mode: Mode, answer: Approval, json_entrance: bool) -> Observed {
+fn observe(mode: Mode, answer: Approval, entrance: Entrance) -> Observed {
     let mounted = registry().mount_all();
     let approver = ScriptedApprover::new(std::iter::repeat_n(answer, 8));
-    let run = Run::new(Gate::new(mode, approver.clone(), SessionAllow::new()));
-    let before = impl_runs();
+    let counters = Arc::new(Counters::default());
+    let run = Run::new(Gate::new(mode, approver.clone(), SessionAllow::new())).with(counters.clone());
     let mut results = Vec::new();
+    if let Entrance::Guest = entrance {
+        let calls: Vec<String> = CALLS.iter().map(|(n, a)| format!("[{n:?}, {a}]")).collect();
+        let script = format!(
+            r#"import canary from "@capspec/host/canary";
+export default async () => {{
+  const out = [];
+  for (const [name, args] of [{}]) {{
+    try {{ out.push({{ result: await canary[name](args) }}); }}
+    catch (e) {{ out.push({{ error: e.code, message: e.message, capability: e.capability }}); }}
+  }}
+  return out;
+}};"#,
+            calls.join(", ")
+        );
+        let outcome = capspec::guest::Guest::new(mounted.clone()).run(&run, &script);
+        assert_eq!(outcome.error, None, "guest run failed");
+        results = outcome.result.unwrap().as_array().unwrap().clone();
+    }
     for (name, args) in CALLS {
-        let value = if json_entrance {
-            let request = format!(r#"{{"name": "{name}", "arguments": {args}}}"#);
-            serde_json::from_str(&block_on(mounted.invoke_json(&run, &request))).unwrap()
-        } else {
-            match block_on(mounted.invoke(&run, name, serde_json::from_str(args).unwrap())) {
+        let value = match entrance {
+            Entrance::Guest => break,
+            Entrance::Json => {
+                let request = format!(r#"{{"name": "{name}", "arguments": {args}}}"#);
+                serde_json::from_str(&block_on(mounted.invoke_json(&run, &request))).unwrap()
+            }
+            Entrance::Direct => match block_on(mounted.invoke(&run, name, serde_json::from_str(args).unwrap())) {
                 Ok(v) => json!({ "result": v }),
                 Err(e) => serde_json::to_value(e).unwrap(),
-            }
+            },
         };
         results.push(value);
     }
-    let after = impl_runs();
+    let impl_runs: usize = counters.0.iter().map(|c| c.load(Ordering::SeqCst)).sum();
     Observed {
         results,
         receipts: run.receipts().iter().map(|r| (r.capability.clone(), r.decision, r.status)).collect(),
         asked: approver.asked().len(),
-        impl_runs: after - before,
+        impl_runs,
     }
 }
 
@@ -108,7 +139,7 @@ fn outcome(o: &Observed) -> Vec<(&str, Option<GateDecision>, Status)> {
     o.receipts.iter().map(|(c, d, s)| (c.as_str(), *d, *s)).collect()
 }
 
-/// The gate-parity test: every mode × category, through both entrances.
+/// The gate-parity test: every mode × category, through three entrances.
 /// (Tests in this file share impl counters, so they run in one test.)
 #[test]
 fn gate_parity_across_modes_and_entrances() {
@@ -127,9 +158,11 @@ fn gate_parity_across_modes_and_entrances() {
         // auto allows all
         (Mode::Auto, deny(), [(Auto, Ok), (Auto, Ok), (Auto, Ok), (Auto, Ok)], 0, 4),
     ] {
-        let direct = observe(mode, answer.clone(), false);
-        let json = observe(mode, answer, true);
-        assert_eq!(direct, json, "entrances disagree in {mode:?}");
+        let direct = observe(mode, answer.clone(), Entrance::Direct);
+        let json = observe(mode, answer.clone(), Entrance::Json);
+        let guest = observe(mode, answer, Entrance::Guest);
+        assert_eq!(direct, json, "direct and JSON entrances disagree in {mode:?}");
+        assert_eq!(direct, guest, "direct and guest entrances disagree in {mode:?}");
         let want: Vec<(&str, Option<GateDecision>, Status)> = ["canary.peek", "canary.poke", "canary.launch", "canary.delegate"]
             .into_iter()
             .zip(expected)

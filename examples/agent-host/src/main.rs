@@ -12,9 +12,14 @@ use agent_host::workspace::Workspace;
 use capspec::{Approval, ApprovalRequest, Approver, BoxFuture, Gate, HeadlessApprover, Mode, Run, SessionAllow};
 
 const USAGE: &str = "usage:
+  agent-host run FILE.js [--mode plan|default|accept-edits|auto] [--workspace DIR] [--modules a,b] [--json]
   agent-host catalog [--modules a,b]
   agent-host call NAME [ARGS_JSON] [--mode plan|default|accept-edits|auto] [--workspace DIR] [--modules a,b]
 
+  run       run a guest JavaScript action (an ES module whose default export is the
+            action, usually an async function) in QuickJS against the mounted modules.
+            Prints the result and a receipts table, or with --json one object
+            {\"result\", \"error\", \"receipts\": [{capability, decision, status, ms}], \"logs\"}.
   catalog   print the prompt catalog for the mounted modules (default: all)
   call      call one capability by name or alias through the gate and print
             {\"result\": …} or {\"error\", \"message\", \"capability\"}, then the receipt.
@@ -22,17 +27,19 @@ const USAGE: &str = "usage:
             stdin is a terminal, and denies with a named reason when it is not.
             Defaults: --mode default, --workspace . (the current directory).
 
-Exit codes: 0 the call succeeded, 1 it was refused or failed, 2 usage error.";
+Exit codes: run: 0 the action completed (even if it caught denied calls), 1 it threw
+or hit a limit; call: 0 the call succeeded, 1 it was refused or failed; 2 usage error.";
 
 struct Options {
     positional: Vec<String>,
     mode: Mode,
     workspace: String,
     modules: Option<Vec<String>>,
+    json: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
-    let mut o = Options { positional: Vec::new(), mode: Mode::Default, workspace: ".".into(), modules: None };
+    let mut o = Options { positional: Vec::new(), mode: Mode::Default, workspace: ".".into(), modules: None, json: false };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
@@ -43,6 +50,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
             }
             "--workspace" => o.workspace = value("--workspace")?,
             "--modules" => o.modules = Some(value("--modules")?.split(',').map(|s| s.trim().to_string()).collect()),
+            "--json" => o.json = true,
             flag if flag.starts_with("--") => return Err(format!("unknown flag `{flag}`")),
             _ => o.positional.push(arg.clone()),
         }
@@ -87,28 +95,50 @@ fn main() -> ExitCode {
             print!("{}", mounted.catalog());
             ExitCode::SUCCESS
         }
+        ("run", [file]) => {
+            let source = match std::fs::read_to_string(file) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("agent-host: cannot read `{file}`: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let Some(run) = session_run(&options, &mounted) else { return ExitCode::from(2) };
+            let outcome = capspec::guest::Guest::new(mounted.clone()).run(&run, &source);
+            let receipts = run.receipts();
+            if options.json {
+                let value = serde_json::json!({
+                    "result": outcome.result,
+                    "error": outcome.error,
+                    "receipts": receipts,
+                    "logs": outcome.logs,
+                });
+                println!("{value}");
+            } else {
+                for line in &outcome.logs {
+                    println!("{line}");
+                }
+                match (&outcome.result, &outcome.error) {
+                    (Some(result), _) => println!("result: {}", serde_json::to_string_pretty(result).unwrap_or_default()),
+                    (None, Some(error)) => println!("error: {error}"),
+                    (None, None) => {}
+                }
+                println!("\n{:<28} {:<9} {:<8} {:>9}", "capability", "decision", "status", "ms");
+                for r in &receipts {
+                    let decision = r.decision.map(|d| format!("{d:?}").to_lowercase()).unwrap_or_else(|| "-".into());
+                    let status = format!("{:?}", r.status).to_lowercase();
+                    println!("{:<28} {:<9} {:<8} {:>9.3}", r.capability, decision, status, r.duration.as_secs_f64() * 1000.0);
+                }
+            }
+            if outcome.error.is_none() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+        }
         ("call", [name, rest @ ..]) if rest.len() <= 1 => {
             let args_json = rest.first().map(String::as_str).unwrap_or("{}");
             let Ok(arguments) = serde_json::from_str::<serde_json::Value>(args_json) else {
                 eprintln!("agent-host: ARGS_JSON is not JSON: {args_json}");
                 return ExitCode::from(2);
             };
-            let workspace = match Workspace::new(&options.workspace) {
-                Ok(w) => w,
-                Err(e) => {
-                    eprintln!("agent-host: cannot use workspace `{}`: {e}", options.workspace);
-                    return ExitCode::from(2);
-                }
-            };
-            let approver: Arc<dyn Approver> = if std::io::stdin().is_terminal() {
-                Arc::new(TerminalApprover)
-            } else {
-                Arc::new(HeadlessApprover::new("agent-host (stdin is not a terminal)"))
-            };
-            let run = Run::new(Gate::new(options.mode, approver, SessionAllow::new()))
-                .with(workspace)
-                .with(SessionMemory::default())
-                .with(mounted.clone());
+            let Some(run) = session_run(&options, &mounted) else { return ExitCode::from(2) };
             let request = serde_json::json!({ "name": name, "arguments": arguments }).to_string();
             let reply = capspec::testing::block_on(mounted.invoke_json(&run, &request));
             println!("{reply}");
@@ -123,6 +153,25 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// A run for this invocation: the workspace, session memory, the mounted
+/// modules (for `run_plan`), and an approver that asks on the terminal when
+/// there is one and denies with a named reason when there is not.
+fn session_run(options: &Options, mounted: &capspec::Mounted) -> Option<Run> {
+    let workspace = match Workspace::new(&options.workspace) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("agent-host: cannot use workspace `{}`: {e}", options.workspace);
+            return None;
+        }
+    };
+    let approver: Arc<dyn Approver> = if std::io::stdin().is_terminal() {
+        Arc::new(TerminalApprover)
+    } else {
+        Arc::new(HeadlessApprover::new("agent-host (stdin is not a terminal)"))
+    };
+    Some(Run::new(Gate::new(options.mode, approver, SessionAllow::new())).with(workspace).with(SessionMemory::default()).with(mounted.clone()))
 }
 
 /// Asks on the terminal: y (once) / n / a (allow for the session).
