@@ -25,7 +25,7 @@ const USAGE: &str = "usage:
             {\"result\": …} or {\"error\", \"message\", \"capability\"}, then the receipt.
             In `ask` cases it prompts y / n / a (allow for session) on stderr when
             stdin is a terminal, and denies with a named reason when it is not.
-            Defaults: --mode default, --workspace . (the current directory).
+            Defaults: --mode default, --workspace <temp dir>/agent-host-workspace.
 
 Exit codes: run: 0 the action completed (even if it caught denied calls), 1 it threw
 or hit a limit; call: 0 the call succeeded, 1 it was refused or failed; 2 usage error.";
@@ -39,7 +39,8 @@ struct Options {
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
-    let mut o = Options { positional: Vec::new(), mode: Mode::Default, workspace: ".".into(), modules: None, json: false };
+    let default_workspace = std::env::temp_dir().join("agent-host-workspace").to_string_lossy().into_owned();
+    let mut o = Options { positional: Vec::new(), mode: Mode::Default, workspace: default_workspace, modules: None, json: false };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));

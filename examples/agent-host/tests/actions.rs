@@ -118,15 +118,22 @@ fn the_shipped_tour_touches_every_module() {
     assert_eq!(code, 0, "{stdout}");
     let value: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(value["result"]["shell"], "shell works");
-    assert_eq!(value["result"]["plan"], json!({"completed": 1, "failed": 0}));
-    assert_eq!(value["result"]["web"], "failed");
+    assert_eq!(value["result"]["plan"], json!({"plan_id": "plan-1"}));
+    assert_eq!(value["result"]["web"], json!({"refused": "failed"}));
+    assert_eq!(value["result"]["files"], json!(["hello.txt"]));
     let modules: std::collections::BTreeSet<&str> =
         value["receipts"].as_array().unwrap().iter().map(|r| r["capability"].as_str().unwrap().split('.').next().unwrap()).collect();
     assert_eq!(modules.into_iter().collect::<Vec<_>>(), ["memory", "notes", "plan", "shell", "web", "workspace"]);
     for r in value["receipts"].as_array().unwrap() {
         assert!(r["ms"].is_number() && r["decision"].is_string() && r["status"].is_string(), "{r}");
     }
-    assert_eq!(value["logs"], json!(["mounted: 26 capabilities"]));
+    assert_eq!(value["logs"], json!(["mounted: 26 capabilities", "web.fetch_url: failed"]));
+    // In default mode without a terminal, every ask is denied — and shown, not fatal.
+    let (code, stdout) = agent_host(&["run", &action("tour.js"), "--json"], &dir);
+    assert_eq!(code, 0, "{stdout}");
+    let value: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(value["result"]["wrote"], json!({"refused": "permission_denied"}));
+    assert_eq!(value["result"]["matches"], json!(1), "reads still run");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
