@@ -1,4 +1,5 @@
-//! Renders the Rust bindings of every fixture under `fixtures/render/` into
+//! Renders the Rust bindings of every fixture under `fixtures/render/` and
+//! `fixtures/import/` into
 //! `OUT_DIR`, so `cargo test` compiles what capspec generates for hostile
 //! text and the whole schema subset (see `src/lib.rs`, `bindings`).
 
@@ -7,13 +8,17 @@ use std::path::{Path, PathBuf};
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let fixtures = manifest.join("fixtures/render");
-    println!("cargo:rerun-if-changed={}", fixtures.display());
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(&fixtures)
-        .expect("fixtures/render exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.join("capspec.toml").is_file())
-        .collect();
+    let mut cases: Vec<PathBuf> = Vec::new();
+    for dir in ["fixtures/render", "fixtures/import"] {
+        let fixtures = manifest.join(dir);
+        println!("cargo:rerun-if-changed={}", fixtures.display());
+        cases.extend(
+            std::fs::read_dir(&fixtures)
+                .expect("fixture directory exists")
+                .map(|e| e.expect("readable entry").path())
+                .filter(|p| p.join("capspec.toml").is_file()),
+        );
+    }
     cases.sort();
     let mut index = String::new();
     for case in cases {

@@ -10,6 +10,7 @@ pub mod check;
 pub mod config;
 pub mod coverage;
 pub mod finding;
+pub mod import;
 pub mod load;
 pub mod model;
 pub mod names;

@@ -41,7 +41,28 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+enum ImportSource {
+    /// MCP `tools/list` entries: files holding one tool object each, a `{"tools": [...]}`
+    /// document, or directories of such files. Category: readOnlyHint → read;
+    /// destructiveHint → execute; openWorldHint → external; otherwise write.
+    Mcp {
+        /// Files or directories to import.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The module name (and file stem) of the spec to write.
+        #[arg(long)]
+        module: String,
+        /// Directory to write `<module>.yaml` into.
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
 enum Command {
+    /// Turn another tool surface into a capspec spec file.
+    #[command(subcommand)]
+    Import(ImportSource),
     /// Regenerate every artifact from the specs; write only what changed, remove orphaned
     /// generated files. With spec errors nothing is written.
     #[command(after_help = CONFIG_HELP)]
@@ -110,6 +131,29 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Import(ImportSource::Mcp { paths, module, out }) => {
+            let refs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
+            let imported = capspec_codegen::import::read_tools(&refs).and_then(|tools| capspec_codegen::import::import(&module, &tools));
+            match imported {
+                Ok(imported) => {
+                    let target = out.join(format!("{module}.yaml"));
+                    if let Err(e) = std::fs::create_dir_all(&out).and_then(|()| std::fs::write(&target, &imported.yaml)) {
+                        eprintln!("error: cannot write `{}`: {e}", target.display());
+                        return ExitCode::from(2);
+                    }
+                    let report = report::Report { findings: imported.findings, sources: Default::default() };
+                    if !report.findings.is_empty() {
+                        print!("{}", report::render(&report, Format::Human));
+                    }
+                    println!("imported {} tools into {}", imported.capabilities.len(), target.display());
+                    ExitCode::from(report.exit_code() as u8)
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Command::Sync { root } => {
             let root = root.resolve();
             match capspec_codegen::sync(&root) {

@@ -3,10 +3,11 @@
 //!
 //! Each capability is one entry whose first line is a compact TypeScript-like
 //! signature carrying every fact a model needs — parameter names, types,
-//! requiredness (`?`), enum values, defaults (`= v`) and bounds (in
-//! parentheses) — then the category and the one-line description. Parameter
-//! descriptions follow as sub-items. Deferred capabilities are listed by name
-//! only; aliases never appear.
+//! requiredness (`?`), enum values, defaults (`= v`), bounds (in
+//! parentheses) and each parameter's description as a `/* comment */` after
+//! it — then the category and the one-line description; the rest of the
+//! description follows on the next line. Deferred capabilities are listed by
+//! name only; aliases never appear.
 
 use minijinja::context;
 
@@ -96,39 +97,7 @@ pub fn entry(cap: &CapabilitySpec) -> String {
             lines.push(format!("  - {}", code_span(&format!("type {} = {}", writer.def_name(def), writer.type_of(schema)))));
         }
     }
-    if let Some(input) = &cap.input {
-        let mut docs = Vec::new();
-        param_docs(input, "", &mut docs);
-        for (def, schema) in &input.defs {
-            param_docs(schema, &format!("{}.", writer.def_name(def)), &mut docs);
-        }
-        for (path, text) in docs {
-            lines.push(format!("  - {}: {}", code_span(&path), one_line(&text)));
-        }
-    }
     lines.join("\n")
-}
-
-/// Descriptions of properties, with dotted paths (`steps[].title`).
-fn param_docs(schema: &Schema, prefix: &str, out: &mut Vec<(String, String)>) {
-    for (name, prop) in &schema.properties {
-        let path = format!("{prefix}{name}");
-        if let Some(d) = &prop.description {
-            out.push((path.clone(), d.clone()));
-        }
-        param_docs(prop, &format!("{path}."), out);
-        if let Some(items) = &prop.items {
-            param_docs(items, &format!("{path}[]."), out);
-        }
-        for variants in [&prop.one_of, &prop.any_of].into_iter().flatten() {
-            for v in variants {
-                if let Some(d) = &v.description {
-                    out.push((format!("{path} ({})", Compact::kind(v)), d.clone()));
-                }
-                param_docs(v, &format!("{path}."), out);
-            }
-        }
-    }
 }
 
 /// The compact, TypeScript-like notation of the catalog.
@@ -139,14 +108,9 @@ impl Compact {
         pascal_case(def)
     }
 
-    fn kind(schema: &Schema) -> &'static str {
-        match schema.single_type() {
-            Some(t) => t.as_str(),
-            None => "value",
-        }
-    }
-
-    /// `{a: T, b?: U = d}` — the argument object, also for nested objects.
+    /// `{a: T /* what a is */, b?: U = d}` — the argument object, also for
+    /// nested objects. A property's description follows it as a comment, so
+    /// the name is written once.
     fn object(&self, schema: &Schema) -> String {
         let mut fields: Vec<String> = schema
             .properties
@@ -156,6 +120,9 @@ impl Compact {
                 let mut field = format!("{}{optional}: {}", property_key(name), self.type_of(prop));
                 if let Some(d) = &prop.default {
                     field.push_str(&format!(" = {}", compact_json(d)));
+                }
+                if let Some(d) = &prop.description {
+                    field.push_str(&comment(d));
                 }
                 field
             })
@@ -191,7 +158,14 @@ impl Compact {
             return values.iter().map(literal).collect::<Vec<_>>().join("|");
         }
         if let Some(variants) = schema.one_of.as_ref().or(schema.any_of.as_ref()) {
-            return variants.iter().map(|v| self.type_of(v)).collect::<Vec<_>>().join("|");
+            return variants
+                .iter()
+                .map(|v| match &v.description {
+                    Some(d) => format!("{}{}", self.type_of(v), comment(d)),
+                    None => self.type_of(v),
+                })
+                .collect::<Vec<_>>()
+                .join("|");
         }
         match schema.single_type() {
             Some(JsonType::String) => "string".into(),
@@ -248,6 +222,11 @@ fn bounds(schema: &Schema) -> String {
         parts.push(format!("/{p}/"));
     }
     parts.join(", ")
+}
+
+/// ` /* text */` on one line; `*/` in the text cannot close it.
+fn comment(text: &str) -> String {
+    format!(" /* {} */", one_line(text).replace("*/", "*\\/"))
 }
 
 /// Minified JSON for defaults.

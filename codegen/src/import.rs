@@ -1,0 +1,256 @@
+//! `cargo xtask import mcp`: MCP `tools/list` entries → one capspec module
+//! spec file.
+//!
+//! Input: files holding one tool object each, or a `{"tools": [...]}`
+//! document (a directory is read in file-name order). Category rule, from
+//! the tool's `annotations`, first match wins:
+//!
+//! 1. `readOnlyHint: true` → `read`
+//! 2. `destructiveHint: true` → `execute`
+//! 3. `openWorldHint: true` (and not read-only) → `external`
+//! 4. otherwise → `write` (MCP's own default for a tool without hints is
+//!    "may have side effects", so `write` is the conservative reading)
+//!
+//! Unsupported schema keywords are dropped with a warning naming the tool and
+//! the JSON pointer; invalid names and name collisions skip the tool with an
+//! error. Nothing panics on bad input.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::finding::{Finding, Severity};
+use crate::load::{self, SCHEMA_KEYWORDS, SpecFile};
+use crate::names::name_problem;
+use crate::yaml::Pos;
+
+pub const IMPORT_INVALID: &str = "import/invalid-tool";
+pub const IMPORT_NAME: &str = "import/invalid-name";
+pub const IMPORT_COLLISION: &str = "import/duplicate-name";
+pub const IMPORT_KEYWORD: &str = "import/unsupported-keyword";
+
+/// What an import produced.
+#[derive(Debug, Default)]
+pub struct Imported {
+    /// The spec file's text.
+    pub yaml: String,
+    pub findings: Vec<Finding>,
+    /// Names of the imported capabilities, in file order.
+    pub capabilities: Vec<String>,
+}
+
+/// Why an import could not run at all (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("cannot read `{path}`: {message}")]
+    Read { path: String, message: String },
+    #[error("`{0}` is not a valid module name: {1}")]
+    Module(String, String),
+    #[error("no MCP tools found in {0}")]
+    Empty(String),
+}
+
+/// Read tools from files and directories.
+pub fn read_tools(paths: &[&Path]) -> Result<Vec<(String, Value)>, ImportError> {
+    let mut tools = Vec::new();
+    for path in paths {
+        let mut files = Vec::new();
+        if path.is_dir() {
+            for entry in walkdir::WalkDir::new(path).max_depth(1).sort_by_file_name() {
+                let entry = entry.map_err(|e| ImportError::Read { path: path.display().to_string(), message: e.to_string() })?;
+                if entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "json") {
+                    files.push(entry.path().to_path_buf());
+                }
+            }
+        } else {
+            files.push(path.to_path_buf());
+        }
+        for file in files {
+            let label = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let text = std::fs::read_to_string(&file).map_err(|e| ImportError::Read { path: file.display().to_string(), message: e.to_string() })?;
+            let value: Value = serde_json::from_str(&text).map_err(|e| ImportError::Read { path: file.display().to_string(), message: format!("not JSON: {e}") })?;
+            match value.get("tools").and_then(Value::as_array) {
+                Some(list) => tools.extend(list.iter().enumerate().map(|(i, t)| (format!("{label}#/tools/{i}"), t.clone()))),
+                None => tools.push((label, value)),
+            }
+        }
+    }
+    Ok(tools)
+}
+
+/// The category of an MCP tool, by the rule in the module docs.
+pub fn category_of(annotations: Option<&Value>) -> &'static str {
+    let hint = |k: &str| annotations.and_then(|a| a.get(k)).and_then(Value::as_bool).unwrap_or(false);
+    if hint("readOnlyHint") {
+        "read"
+    } else if hint("destructiveHint") {
+        "execute"
+    } else if hint("openWorldHint") {
+        "external"
+    } else {
+        "write"
+    }
+}
+
+/// Convert tools into one module spec.
+pub fn import(module: &str, tools: &[(String, Value)]) -> Result<Imported, ImportError> {
+    if let Some(problem) = name_problem(module) {
+        return Err(ImportError::Module(module.to_string(), problem));
+    }
+    if tools.is_empty() {
+        return Err(ImportError::Empty("the given paths".into()));
+    }
+    let mut out = Imported::default();
+    let mut entries = Vec::new();
+    for (source, tool) in tools {
+        let file = format!("{module}.yaml ← {source}");
+        let error = |rule: &str, message: String| Finding::error(rule, &file, Pos::default(), message);
+        let Some(obj) = tool.as_object() else {
+            out.findings.push(error(IMPORT_INVALID, "a tool must be a JSON object".into()));
+            continue;
+        };
+        let Some(name) = obj.get("name").and_then(Value::as_str) else {
+            out.findings.push(error(IMPORT_INVALID, "the tool has no `name`".into()));
+            continue;
+        };
+        if let Some(problem) = name_problem(name) {
+            out.findings.push(error(IMPORT_NAME, format!("tool `{name}` is skipped: {problem}")));
+            continue;
+        }
+        if out.capabilities.iter().any(|c| c == name) {
+            out.findings.push(error(IMPORT_COLLISION, format!("tool `{name}` appears twice; the second is skipped")));
+            continue;
+        }
+        let description = obj.get("description").and_then(Value::as_str).map(str::trim).filter(|d| !d.is_empty());
+        let title = obj.get("annotations").and_then(|a| a.get("title")).and_then(Value::as_str);
+        let Some(description) = description.or(title) else {
+            out.findings.push(error(IMPORT_INVALID, format!("tool `{name}` has no description (nor title); capspec requires one")));
+            continue;
+        };
+        let mut entry = Map::new();
+        entry.insert("name".into(), Value::String(name.into()));
+        entry.insert("category".into(), Value::String(category_of(obj.get("annotations")).into()));
+        entry.insert("description".into(), Value::String(description.into()));
+        for (from, to) in [("inputSchema", "input"), ("outputSchema", "output")] {
+            if let Some(schema) = obj.get(from) {
+                let mut schema = schema.clone();
+                strip_unsupported(&mut schema, "", name, &file, &mut out.findings);
+                if to == "input" && schema.get("type").is_none() {
+                    schema.as_object_mut().map(|m| m.insert("type".into(), Value::String("object".into())));
+                }
+                entry.insert(to.into(), schema);
+            }
+        }
+        out.capabilities.push(name.to_string());
+        entries.push(Value::Object(entry));
+    }
+    out.yaml = render_yaml(module, &entries);
+    // The result must load cleanly; anything else is reported, not hidden.
+    let loaded = load::load_files(vec![SpecFile { path: format!("{module}.yaml"), bytes: out.yaml.clone().into_bytes() }]);
+    out.findings.extend(loaded.findings);
+    Ok(out)
+}
+
+/// Remove keywords outside the supported subset, with a warning each.
+fn strip_unsupported(schema: &mut Value, pointer: &str, tool: &str, file: &str, findings: &mut Vec<Finding>) {
+    let Some(map) = schema.as_object_mut() else { return };
+    // `type: [A, B, …]` beyond `[T, "null"]` is the same as `anyOf` of each
+    // type, which the subset supports.
+    let union = map.get("type").and_then(Value::as_array).filter(|ts| ts.iter().filter(|t| t.as_str() != Some("null")).count() > 1).cloned();
+    if let (Some(types), false) = (union, map.contains_key("anyOf") || map.contains_key("oneOf")) {
+        map.remove("type");
+        map.insert("anyOf".into(), Value::Array(types.into_iter().map(|t| serde_json::json!({ "type": t })).collect()));
+    }
+    let keys: Vec<String> = map.keys().cloned().collect();
+    for key in keys {
+        let at = format!("{pointer}/{key}");
+        if !SCHEMA_KEYWORDS.contains(&key.as_str()) {
+            map.remove(&key);
+            findings.push(Finding {
+                severity: Severity::Warning,
+                ..Finding::error(IMPORT_KEYWORD, file, Pos::default(), format!("tool `{tool}`: dropped unsupported keyword `{key}` at `{at}`"))
+            });
+            continue;
+        }
+        match key.as_str() {
+            "properties" | "$defs" => {
+                if let Some(props) = map.get_mut(&key).and_then(Value::as_object_mut) {
+                    for (p, v) in props.iter_mut() {
+                        strip_unsupported(v, &format!("{at}/{p}"), tool, file, findings);
+                    }
+                }
+            }
+            "items" | "additionalProperties" => {
+                if let Some(v) = map.get_mut(&key) {
+                    strip_unsupported(v, &at, tool, file, findings);
+                }
+            }
+            "oneOf" | "anyOf" => {
+                if let Some(list) = map.get_mut(&key).and_then(Value::as_array_mut) {
+                    for (i, v) in list.iter_mut().enumerate() {
+                        strip_unsupported(v, &format!("{at}/{i}"), tool, file, findings);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The spec file: YAML whose scalars and schemas are JSON (JSON is YAML
+/// 1.2), so every string is escaped by a JSON encoder, never by hand.
+fn render_yaml(module: &str, entries: &[Value]) -> String {
+    let json = |v: &Value| serde_json::to_string(v).expect("values serialize");
+    let mut out = String::new();
+    out.push_str("# Imported from MCP tools/list by `cargo xtask import mcp`.\n");
+    out.push_str("# Categories: readOnlyHint → read; destructiveHint → execute; openWorldHint → external; otherwise write.\n");
+    out.push_str(&format!("module: {module}\n"));
+    out.push_str(&format!("description: {}\n", json(&Value::String(format!("Tools imported from an MCP server ({} tools).", entries.len())))));
+    out.push_str("capabilities:\n");
+    for entry in entries {
+        let e = entry.as_object().expect("entries are objects");
+        out.push_str(&format!("  - name: {}\n", e["name"].as_str().expect("names are strings")));
+        out.push_str(&format!("    category: {}\n", e["category"].as_str().expect("categories are strings")));
+        out.push_str(&format!("    description: {}\n", json(&e["description"])));
+        for key in ["input", "output"] {
+            if let Some(schema) = e.get(key) {
+                out.push_str(&format!("    {key}: {}\n", json(schema)));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn category_rule() {
+        assert_eq!(category_of(Some(&json!({"readOnlyHint": true, "destructiveHint": true}))), "read");
+        assert_eq!(category_of(Some(&json!({"destructiveHint": true, "openWorldHint": true}))), "execute");
+        assert_eq!(category_of(Some(&json!({"openWorldHint": true}))), "external");
+        assert_eq!(category_of(Some(&json!({"readOnlyHint": false}))), "write");
+        assert_eq!(category_of(None), "write");
+    }
+
+    #[test]
+    fn hostile_text_and_bad_tools_are_reported_not_fatal() {
+        let tools = vec![
+            ("a.json".into(), json!({"name": "ok_tool", "description": "Quote \" and */ and \u{2028} and `${x}`\nsecond line", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer", "exclusiveMinimum": 0}}}})),
+            ("b.json".into(), json!({"name": "Bad-Name", "description": "x"})),
+            ("c.json".into(), json!({"name": "ok_tool", "description": "again"})),
+            ("d.json".into(), json!([1, 2])),
+            ("e.json".into(), json!({"name": "no_desc"})),
+        ];
+        let out = import("mcp", &tools).unwrap();
+        assert_eq!(out.capabilities, ["ok_tool"]);
+        let rules: Vec<&str> = out.findings.iter().map(|f| f.rule.as_str()).collect();
+        assert_eq!(rules, [IMPORT_KEYWORD, IMPORT_NAME, IMPORT_COLLISION, IMPORT_INVALID, IMPORT_INVALID]);
+        let loaded = load::load_files(vec![SpecFile { path: "mcp.yaml".into(), bytes: out.yaml.into_bytes() }]);
+        assert!(loaded.findings.is_empty(), "{:?}", loaded.findings);
+        let cap = &loaded.set.modules[0].capabilities[0];
+        assert_eq!(cap.description, "Quote \" and */ and \u{2028} and `${x}`\nsecond line");
+    }
+}
