@@ -14,6 +14,7 @@ pub mod import;
 pub mod load;
 pub mod model;
 pub mod names;
+pub mod parallel;
 pub mod render;
 pub mod scaffold;
 pub mod report;

@@ -144,49 +144,65 @@ pub fn relative(root: &Path, path: &Path) -> String {
         .join("/")
 }
 
-/// Load spec files already read into memory: parse, validate each file, then
-/// check names across files. Output order does not depend on input order.
+/// What decoding one file produced, before names are checked across files.
+struct FileResult {
+    path: String,
+    text: Option<String>,
+    module: Option<ModuleSpec>,
+    findings: Vec<Finding>,
+    names: NameTable,
+}
+
+fn load_one(file: SpecFile) -> FileResult {
+    let mut result = FileResult { path: file.path.clone(), text: None, module: None, findings: Vec::new(), names: NameTable::default() };
+    if file.bytes.len() as u64 > MAX_SPEC_BYTES {
+        result.findings.push(Finding::error(
+            rule::SPEC_PARSE,
+            &file.path,
+            Pos::default(),
+            format!("spec file is larger than {} KiB; split it into several modules", MAX_SPEC_BYTES / 1024),
+        ));
+        return result;
+    }
+    let text = match String::from_utf8(file.bytes) {
+        Ok(text) => text,
+        Err(err) => {
+            let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
+            let valid = std::str::from_utf8(valid).expect("prefix is valid");
+            let line = valid.matches('\n').count() as u32 + 1;
+            let column = valid.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
+            result.findings.push(Finding::error(rule::SPEC_PARSE, &file.path, Pos { line, column }, "spec file is not valid UTF-8; save it as UTF-8"));
+            return result;
+        }
+    };
+    let mut decoder = Decoder { file: &file.path, findings: &mut result.findings, names: &mut result.names };
+    result.module = match yaml::parse(&text) {
+        Ok(node) => decoder.module(&node),
+        Err(err) => {
+            decoder.error(rule::SPEC_PARSE, err.pos, err.message);
+            None
+        }
+    };
+    result.text = Some(text);
+    result
+}
+
+/// Load spec files already read into memory: parse and validate each file
+/// (in parallel), then check names across files in path order. Output order
+/// does not depend on input order or on thread scheduling.
 pub fn load_files(files: Vec<SpecFile>) -> Loaded {
-    let mut loaded = Loaded::default();
-    let mut names = NameTable::default();
     let mut files = files;
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    for file in files {
-        if file.bytes.len() as u64 > MAX_SPEC_BYTES {
-            loaded.findings.push(Finding::error(
-                rule::SPEC_PARSE,
-                &file.path,
-                Pos::default(),
-                format!("spec file is larger than {} KiB; split it into several modules", MAX_SPEC_BYTES / 1024),
-            ));
-            continue;
+    let results = crate::parallel::map(files, load_one);
+    let mut loaded = Loaded::default();
+    let mut names = NameTable::default();
+    for result in results {
+        names.absorb(result.names);
+        loaded.findings.extend(result.findings);
+        if let Some(text) = result.text {
+            loaded.sources.insert(&result.path, text);
         }
-        let text = match String::from_utf8(file.bytes) {
-            Ok(text) => text,
-            Err(err) => {
-                let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
-                let valid = std::str::from_utf8(valid).expect("prefix is valid");
-                let line = valid.matches('\n').count() as u32 + 1;
-                let column = valid.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
-                loaded.findings.push(Finding::error(
-                    rule::SPEC_PARSE,
-                    &file.path,
-                    Pos { line, column },
-                    "spec file is not valid UTF-8; save it as UTF-8",
-                ));
-                continue;
-            }
-        };
-        let mut decoder = Decoder { file: &file.path, findings: &mut loaded.findings, names: &mut names };
-        let module = match yaml::parse(&text) {
-            Ok(node) => decoder.module(&node),
-            Err(err) => {
-                decoder.error(rule::SPEC_PARSE, err.pos, err.message);
-                None
-            }
-        };
-        loaded.sources.insert(&file.path, text);
-        if let Some(module) = module {
+        if let Some(module) = result.module {
             loaded.set.modules.push(module);
         }
     }
@@ -233,6 +249,20 @@ struct NameUse {
 }
 
 impl NameTable {
+    /// Add another file's names after this table's (file order is kept).
+    fn absorb(&mut self, other: NameTable) {
+        let mut modules: Vec<_> = other.modules.into_iter().collect();
+        modules.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, uses) in modules {
+            self.modules.entry(name).or_default().extend(uses);
+        }
+        let mut caps: Vec<_> = other.capabilities.into_iter().collect();
+        caps.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, uses) in caps {
+            self.capabilities.entry(name).or_default().extend(uses);
+        }
+    }
+
     fn report(self, findings: &mut Vec<Finding>) {
         for (name, uses) in self.modules {
             if uses.len() < 2 {

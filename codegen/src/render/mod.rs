@@ -69,17 +69,23 @@ impl Targets {
 /// Render every artifact of a valid spec set, sorted by path. The category
 /// snapshot is included (its drift is reported as `drift/snapshot`).
 pub fn render_all(set: &SpecSet, targets: &Targets) -> Vec<Artifact> {
+    // Modules render independently, in parallel; the aggregates follow.
+    let per_module = crate::parallel::map(set.modules.iter().collect(), |module| {
+        let catalog = catalog::module_section(module, targets);
+        let facade = js::facade(module, targets);
+        let files = vec![
+            Artifact { path: join(&targets.js, &format!("{}.js", module.name)), contents: facade.clone() },
+            Artifact { path: join(&targets.js, &format!("{}.d.ts", module.name)), contents: js::declarations(module, targets) },
+            Artifact { path: join(&targets.catalog, &format!("{}.md", module.name)), contents: catalog::module_file(module, &catalog) },
+            Artifact { path: join(&targets.rust, &format!("{}.rs", module.name)), contents: rust::module_file(module, &facade, &catalog) },
+        ];
+        (catalog, files)
+    });
     let mut artifacts = Vec::new();
-    let catalogs: Vec<String> = set.modules.iter().map(|m| catalog::module_section(m, targets)).collect();
-    let facades: Vec<String> = set.modules.iter().map(|m| js::facade(m, targets)).collect();
-    for (i, module) in set.modules.iter().enumerate() {
-        artifacts.push(Artifact { path: join(&targets.js, &format!("{}.js", module.name)), contents: facades[i].clone() });
-        artifacts.push(Artifact { path: join(&targets.js, &format!("{}.d.ts", module.name)), contents: js::declarations(module, targets) });
-        artifacts.push(Artifact { path: join(&targets.catalog, &format!("{}.md", module.name)), contents: catalog::module_file(module, &catalogs[i]) });
-        artifacts.push(Artifact {
-            path: join(&targets.rust, &format!("{}.rs", module.name)),
-            contents: rust::module_file(module, &facades[i], &catalogs[i]),
-        });
+    let mut catalogs = Vec::new();
+    for (catalog, files) in per_module {
+        catalogs.push(catalog);
+        artifacts.extend(files);
     }
     artifacts.push(Artifact { path: join(&targets.rust, "mod.rs"), contents: rust::mod_file(set, targets) });
     artifacts.push(Artifact { path: join(&targets.catalog, "CATALOG.md"), contents: catalog::catalog_file(set, targets, &catalogs) });
