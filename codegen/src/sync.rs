@@ -52,7 +52,7 @@ fn generated_files(root: &Path, targets: &Targets) -> BTreeSet<String> {
     for dir in targets.output_dirs() {
         let walker = walkdir::WalkDir::new(root.join(dir)).follow_links(false).sort_by_file_name();
         for entry in walker.into_iter().filter_map(Result::ok) {
-            if !entry.file_type().is_file() {
+            if !entry.file_type().is_file() || is_temp(&entry.file_name().to_string_lossy()) {
                 continue;
             }
             if first_line_is_marker(entry.path()) {
@@ -61,6 +61,12 @@ fn generated_files(root: &Path, targets: &Targets) -> BTreeSet<String> {
         }
     }
     found
+}
+
+/// A file `sync` is staging (`.<name>.capspec-<pid>-<n>.tmp`): never an
+/// orphan, whoever's it is.
+fn is_temp(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp") && name.contains(".capspec-")
 }
 
 fn first_line_is_marker(path: &Path) -> bool {
@@ -220,6 +226,7 @@ pub fn sync(root: &Path) -> Result<SyncOutcome, SyncError> {
     }
     let produced: BTreeSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
     let orphans: Vec<String> = generated_files(root, &targets).into_iter().filter(|p| !produced.contains(p.as_str())).collect();
+    remove_stale_temps(root, &targets, &artifacts);
 
     // Stage every write as a temp file beside its target; only when all are
     // staged do the renames happen, so a failure changes nothing.
@@ -263,6 +270,34 @@ pub fn sync(root: &Path) -> Result<SyncOutcome, SyncError> {
     Ok(outcome)
 }
 
+/// Temp files left by a `sync` that was killed before its renames
+/// (`.<name>.capspec-<pid>-<n>.tmp` beside a target): removed when the
+/// process that wrote them is gone. A live concurrent `sync`'s are kept.
+fn remove_stale_temps(root: &Path, targets: &Targets, artifacts: &[Artifact]) {
+    let mut dirs: BTreeSet<PathBuf> = targets.output_dirs().iter().map(|d| root.join(d)).collect();
+    for a in artifacts {
+        if let Some(parent) = root.join(&a.path).parent() {
+            dirs.insert(parent.to_path_buf());
+        }
+    }
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(rest) = name.strip_suffix(".tmp") else { continue };
+            let Some((_, tail)) = rest.rsplit_once(".capspec-") else { continue };
+            let Some(pid) = tail.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+            if pid != std::process::id() && !process_alive(pid) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") { Path::new(&format!("/proc/{pid}")).exists() } else { true }
+}
+
 fn create_dirs(dir: &Path, created: &mut Vec<PathBuf>) -> std::io::Result<()> {
     if dir.is_dir() {
         return Ok(());
@@ -270,9 +305,15 @@ fn create_dirs(dir: &Path, created: &mut Vec<PathBuf>) -> std::io::Result<()> {
     if let Some(parent) = dir.parent() {
         create_dirs(parent, created)?;
     }
-    std::fs::create_dir(dir)?;
-    created.push(dir.to_path_buf());
-    Ok(())
+    match std::fs::create_dir(dir) {
+        Ok(()) => {
+            created.push(dir.to_path_buf());
+            Ok(())
+        }
+        // A concurrent sync made it first: it is not ours to remove.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// Refuse to write through a symlink that leaves the project root.
