@@ -85,6 +85,7 @@ pub struct Loaded {
 }
 
 /// One spec file's contents, already read.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecFile {
     /// Path relative to the project root, `/`-separated.
     pub path: String,

@@ -353,3 +353,36 @@ fn a_session_sees_only_what_it_mounted() {
     let err = block_on(none.invoke(&run, "peek", json!({"note_id": "x"}))).unwrap_err();
     assert_eq!(err.code, ErrorCode::UnknownCapability);
 }
+
+/// Many runs at once, sharing one registry: two sessions, one whose approver
+/// allows for the session and one whose approver always denies. No approval
+/// leaks from one session to the other, and panicking impls on other threads
+/// do not disturb anyone.
+#[test]
+fn concurrent_sessions_keep_their_own_approvals() {
+    let mounted = registry().mount_all();
+    let trusting = SessionAllow::new();
+    let wary = SessionAllow::new();
+    std::thread::scope(|scope| {
+        for i in 0..16 {
+            let mounted = mounted.clone();
+            let (session, answer) = if i % 2 == 0 { (trusting.clone(), Approval::AllowForSession) } else { (wary.clone(), Approval::Deny("never".into())) };
+            scope.spawn(move || {
+                let approver = ScriptedApprover::new(std::iter::repeat_n(answer, 50));
+                let run = capspec::testing::run(Mode::Default, approver, &session);
+                for _ in 0..25 {
+                    let result = block_on(mounted.invoke(&run, "poke", json!({"title": "t"})));
+                    let _ = block_on(mounted.invoke(&run, "panic_always", json!({})));
+                    if i % 2 == 0 {
+                        assert!(result.is_ok(), "the trusting session is allowed: {result:?}");
+                    } else {
+                        assert_eq!(result.unwrap_err().code, ErrorCode::PermissionDenied, "no approval leaks into the wary session");
+                    }
+                }
+            });
+        }
+    });
+    assert!(trusting.contains("canary.poke"));
+    assert!(!wary.contains("canary.poke"));
+    assert!(!trusting.same_session(&wary));
+}
