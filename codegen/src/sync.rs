@@ -42,7 +42,9 @@ pub fn render_project(project: &Project) -> Option<(Targets, Vec<Artifact>)> {
         return None;
     }
     let targets = Targets::from_config(config);
-    let artifacts = render::render_all(&project.loaded.set, &targets);
+    let root = &config.root;
+    let existing = |path: &str| std::fs::read_to_string(root.join(path)).ok();
+    let artifacts = render::render_all_reusing(&project.loaded.set, &targets, &existing);
     Some((targets, artifacts))
 }
 

@@ -69,6 +69,13 @@ impl Targets {
 /// Render every artifact of a valid spec set, sorted by path. The category
 /// snapshot is included (its drift is reported as `drift/snapshot`).
 pub fn render_all(set: &SpecSet, targets: &Targets) -> Vec<Artifact> {
+    render_all_reusing(set, targets, &|_| None)
+}
+
+/// [`render_all`], reusing a module's Rust file from disk (`existing(path)`)
+/// when the inputs recorded in its marker match and its text is untouched —
+/// the bytes are then exactly what rendering would produce.
+pub fn render_all_reusing(set: &SpecSet, targets: &Targets, existing: &(dyn Fn(&str) -> Option<String> + Sync)) -> Vec<Artifact> {
     // Modules render independently, in parallel; the aggregates follow.
     let per_module = crate::parallel::map(set.modules.iter().collect(), |module| {
         let catalog = catalog::module_section(module, targets);
@@ -77,7 +84,11 @@ pub fn render_all(set: &SpecSet, targets: &Targets) -> Vec<Artifact> {
             Artifact { path: join(&targets.js, &format!("{}.js", module.name)), contents: facade.clone() },
             Artifact { path: join(&targets.js, &format!("{}.d.ts", module.name)), contents: js::declarations(module, targets) },
             Artifact { path: join(&targets.catalog, &format!("{}.md", module.name)), contents: catalog::module_file(module, &catalog) },
-            Artifact { path: join(&targets.rust, &format!("{}.rs", module.name)), contents: rust::module_file(module, &facade, &catalog) },
+            {
+                let path = join(&targets.rust, &format!("{}.rs", module.name));
+                let contents = rust::module_file_reusing(module, &facade, &catalog, existing(&path));
+                Artifact { path, contents }
+            },
         ];
         (catalog, files)
     });
