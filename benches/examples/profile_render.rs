@@ -28,7 +28,7 @@ fn main() {
     println!("d.ts: {:?}", t.elapsed());
     let t = Instant::now();
     for (i, m) in set.modules.iter().enumerate() {
-        render::rust::module_file(m, &facades[i], &catalogs[i]);
+        render::rust::module_file_reusing(m, &facades[i], &catalogs[i], None);
     }
     println!("rust: {:?}", t.elapsed());
     let t = Instant::now();
