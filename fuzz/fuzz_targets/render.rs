@@ -10,15 +10,7 @@ fuzz_target!(|data: &[u8]| {
     if !loaded.findings.is_empty() || loaded.set.modules.is_empty() {
         return;
     }
-    let targets = Targets {
-        specs: "specs".into(),
-        snapshot: "specs/categories.snap".into(),
-        rust: "src/generated".into(),
-        js: "guest".into(),
-        catalog: "catalog".into(),
-        specifier: "@capspec/host".into(),
-        bridge: "capspec:bridge".into(),
-    };
+    let targets = Targets::defaults();
     for artifact in render_all(&loaded.set, &targets) {
         if artifact.path.ends_with(".rs") {
             if let Err(e) = syn::parse_file(&artifact.contents) {

@@ -20,6 +20,20 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is inside the workspace").to_path_buf()
 }
 
+/// Copy a directory tree (fixture projects into temp dirs).
+pub fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("readable dir") {
+        let entry = entry.expect("readable entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            std::fs::create_dir_all(&target).expect("create dir");
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy file");
+        }
+    }
+}
+
 /// A fresh, empty temporary directory for one test, removed on drop.
 pub struct TempDir(PathBuf);
 

@@ -3,20 +3,8 @@
 //! copied to a temp dir and synced first so only coverage findings remain.
 
 use capspec_codegen::report::{self, Format};
-use capspec_tests::{TempDir, fixtures};
+use capspec_tests::{TempDir, copy_dir, fixtures};
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 #[test]
 fn coverage_walk_and_suppressions() {

@@ -30,15 +30,7 @@ fn load_spec_inputs_never_panic() {
 
 #[test]
 fn render_inputs_generate_rust_that_parses() {
-    let targets = Targets {
-        specs: "specs".into(),
-        snapshot: "specs/categories.snap".into(),
-        rust: "src/generated".into(),
-        js: "guest".into(),
-        catalog: "catalog".into(),
-        specifier: "@capspec/host".into(),
-        bridge: "capspec:bridge".into(),
-    };
+    let targets = Targets::defaults();
     let mut rendered = 0;
     for (name, bytes) in inputs("render") {
         // The module name comes from the file stem, so keep the seed's name.

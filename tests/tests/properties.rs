@@ -11,15 +11,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 fn targets() -> Targets {
-    Targets {
-        specs: "specs".into(),
-        snapshot: "specs/categories.snap".into(),
-        rust: "src/generated".into(),
-        js: "guest".into(),
-        catalog: "catalog".into(),
-        specifier: "@capspec/host".into(),
-        bridge: "capspec:bridge".into(),
-    }
+    Targets::defaults()
 }
 
 /// Capability names: valid identifiers that are not reserved words.

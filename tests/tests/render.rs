@@ -8,7 +8,7 @@ use std::process::Command;
 use capspec_codegen::check;
 use capspec_codegen::load::{self, SpecFile};
 use capspec_codegen::render::{self, Artifact, Targets};
-use capspec_tests::{TempDir, fixtures};
+use capspec_tests::{TempDir, copy_dir, fixtures};
 
 fn render_case(case: &Path) -> (Targets, Vec<Artifact>) {
     let project = check::open(case).expect("fixture opens");
@@ -113,18 +113,6 @@ fn rendering_is_deterministic() {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 fn have(program: &str) -> bool {
     Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success())

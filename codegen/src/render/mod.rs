@@ -40,6 +40,20 @@ pub struct Targets {
 }
 
 impl Targets {
+    /// The targets of a `capspec.toml` that sets only `specs = "specs"`.
+    pub fn defaults() -> Targets {
+        use crate::config::defaults;
+        Targets {
+            specs: "specs".into(),
+            snapshot: format!("specs/{}", defaults::SNAPSHOT_NAME),
+            rust: defaults::RUST.into(),
+            js: defaults::JS.into(),
+            catalog: defaults::CATALOG.into(),
+            specifier: defaults::SPECIFIER.into(),
+            bridge: defaults::BRIDGE.into(),
+        }
+    }
+
     pub fn from_config(config: &Config) -> Targets {
         Targets {
             specs: config.specs.clone(),
