@@ -253,6 +253,7 @@ impl Mounted {
         let start = Instant::now();
         let mut waited = Duration::ZERO;
         let (capability, decision, result) = self.ladder(run, name, args, &mut waited).await;
+        let capability = capability.to_string();
         let status = match &result {
             Ok(_) => Status::Ok,
             Err(e) if e.code == ErrorCode::Failed => Status::Failed,
@@ -262,7 +263,7 @@ impl Mounted {
         result
     }
 
-    async fn ladder(&self, run: &Run, name: &str, args: Value, waited: &mut Duration) -> (String, Option<GateDecision>, Result<Value, CallError>) {
+    async fn ladder<'a>(&'a self, run: &Run, name: &'a str, args: Value, waited: &mut Duration) -> (&'a str, Option<GateDecision>, Result<Value, CallError>) {
         // 1. lookup
         let Some(entry) = self.entry(name) else {
             let mounted = self.module_names().join(", ");
@@ -271,17 +272,17 @@ impl Mounted {
                 message: format!("no capability `{name}` is mounted (mounted modules: {mounted})"),
                 capability: name.to_string(),
             };
-            return (name.to_string(), None, Err(err));
+            return (name, None, Err(err));
         };
         let refuse = |code: ErrorCode, message: String| CallError { code, message, capability: entry.qualified.clone() };
         if !run.take_call() {
             let err = refuse(ErrorCode::LimitExceeded, format!("the run's limit of {} calls is used up", run.limits().max_calls));
-            return (entry.qualified.clone(), None, Err(err));
+            return (entry.qualified.as_str(), None, Err(err));
         }
         // 2. coercion, 3. validation
         let args = match self.arguments(entry, args) {
             Ok(a) => a,
-            Err(message) => return (entry.qualified.clone(), None, Err(refuse(ErrorCode::InvalidArguments, message))),
+            Err(message) => return (entry.qualified.as_str(), None, Err(refuse(ErrorCode::InvalidArguments, message))),
         };
         // 4. gate
         let decision = match decide(run.mode(), entry.spec.category) {
@@ -292,7 +293,7 @@ impl Mounted {
                     ErrorCode::BlockedInPlanMode,
                     format!("plan mode allows only read capabilities; `{}` is {}", entry.qualified, entry.spec.category),
                 );
-                return (entry.qualified.clone(), Some(GateDecision::Blocked), Err(err));
+                return (entry.qualified.as_str(), Some(GateDecision::Blocked), Err(err));
             }
             Verdict::Ask if run.gate().session().contains(&entry.qualified) => GateDecision::Approved,
             Verdict::Ask => {
@@ -315,7 +316,7 @@ impl Mounted {
                     }
                     Approval::Deny(reason) => {
                         let err = refuse(ErrorCode::PermissionDenied, reason);
-                        return (entry.qualified.clone(), Some(GateDecision::Denied), Err(err));
+                        return (entry.qualified.as_str(), Some(GateDecision::Denied), Err(err));
                     }
                 }
             }
@@ -326,13 +327,16 @@ impl Mounted {
             Ok(Err(e)) => Err(refuse(ErrorCode::Failed, e.message)),
             Err(panic) => Err(refuse(ErrorCode::Failed, format!("the implementation panicked: {}", panic_text(&panic)))),
         };
-        (entry.qualified.clone(), Some(decision), result)
+        (entry.qualified.as_str(), Some(decision), result)
     }
 
     /// Coerce and validate; the message of a refusal names the capability,
     /// what is wrong, and what was passed.
     fn arguments(&self, entry: &Entry, args: Value) -> Result<Value, String> {
-        let passed = describe(&args);
+        // What was passed is described only when a refusal may need it (the
+        // common call already carries every required key as written).
+        let complete = args.as_object().is_some_and(|m| entry.validator.required().iter().all(|k| m.contains_key(k)));
+        let passed = if complete { String::new() } else { describe(&args) };
         let map = coerce::coerce(args, &entry.validator).map_err(|e| format!("`{}`: {}", entry.qualified, e.0))?;
         let missing: Vec<&String> = entry.validator.required().iter().filter(|k| !map.contains_key(*k)).collect();
         if !missing.is_empty() {

@@ -229,7 +229,11 @@ impl Validator {
                 for (key, v) in map {
                     let len = pointer.len();
                     pointer.push('/');
-                    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    if key.contains(['~', '/']) {
+                        pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    } else {
+                        pointer.push_str(key);
+                    }
                     match node.properties.iter().find(|(k, _)| k == key) {
                         Some((_, prop)) => self.check(prop, v, pointer, out),
                         None => match &node.extra {
