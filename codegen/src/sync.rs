@@ -240,7 +240,11 @@ pub fn sync(root: &Path) -> Result<SyncOutcome, SyncError> {
         create_dirs(&dir, created)?;
         let file_name = target.file_name().expect("artifact paths name a file").to_string_lossy();
         let temp = dir.join(format!(".{file_name}.capspec-{}-{}.tmp", std::process::id(), staged.len()));
-        std::fs::write(&temp, artifact.contents.as_bytes())?;
+        if let Err(e) = std::fs::write(&temp, artifact.contents.as_bytes()) {
+            // A partly written temp (a full disk) goes too.
+            let _ = std::fs::remove_file(&temp);
+            return Err(e);
+        }
         staged.push((temp, target, artifact.path.clone()));
         Ok(())
     };

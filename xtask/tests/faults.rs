@@ -123,3 +123,73 @@ fn a_write_that_cannot_happen_fails_clearly_and_changes_nothing() {
     assert!(!root.join("src").exists() && !root.join("guest").exists(), "directories created for the failed sync are removed");
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// A size-limited tmpfs, unmounted on drop. Needs root (mount); where it
+/// cannot be had the tests that use it say so and skip.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn new(name: &str, size: &str) -> Option<Tmpfs> {
+        let dir = std::env::temp_dir().join(format!("capspec-tmpfs-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&dir).status().is_ok_and(|s| s.success());
+        if !ok {
+            let _ = std::fs::remove_dir(&dir);
+            eprintln!("NOTICE: cannot mount a tmpfs here (not root?); skipping the {name} test");
+            return None;
+        }
+        Some(Tmpfs(dir))
+    }
+
+    fn remount_read_only(&self) {
+        assert!(Command::new("mount").args(["-o", "remount,ro"]).arg(&self.0).status().unwrap().success());
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn copy_project(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to.join("specs")).unwrap();
+    std::fs::copy(from.join("capspec.toml"), to.join("capspec.toml")).unwrap();
+    for e in std::fs::read_dir(from.join("specs")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, to.join("specs").join(p.file_name().unwrap())).unwrap();
+    }
+}
+
+#[test]
+fn a_full_disk_fails_clearly_and_changes_nothing() {
+    let source = project("full-source", 20);
+    let Some(disk) = Tmpfs::new("full-disk", "256k") else { return };
+    copy_project(&source, &disk.0);
+    let paths = |root: &Path| outputs(root).into_iter().map(|(p, _)| p).collect::<Vec<_>>();
+    let before = paths(&disk.0);
+    let out = sync(&disk.0);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("No space left") && err.contains("nothing was changed"), "{err}");
+    assert_eq!(paths(&disk.0), before, "no file was written, no temp file is left");
+    std::fs::remove_dir_all(&source).unwrap();
+}
+
+#[test]
+fn a_read_only_tree_fails_clearly_and_changes_nothing() {
+    let source = project("ro-source", 2);
+    let Some(disk) = Tmpfs::new("read-only", "4m") else { return };
+    copy_project(&source, &disk.0);
+    disk.remount_read_only();
+    let out = sync(&disk.0);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Read-only file system") && err.contains("nothing was changed"), "{err}");
+    assert!(!disk.0.join("src").exists() && !disk.0.join("catalog").exists());
+    // check still runs on a read-only tree: it never writes.
+    let check = xtask().args(["check", "--root"]).arg(&disk.0).output().unwrap();
+    assert_eq!(check.status.code(), Some(1), "drift/missing findings, not a crash");
+    std::fs::remove_dir_all(&source).unwrap();
+}
