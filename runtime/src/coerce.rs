@@ -30,8 +30,28 @@ pub fn snake_case(key: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CoerceError(pub String);
 
+/// `7.0` → `7`: JSON Schema counts an integral float as an integer, and a
+/// JavaScript guest has no other kind of number, but the generated `Args`
+/// decode integers only from integral JSON numbers. Floats fields accept
+/// both, so normalizing every integral float in range is safe.
+fn normalize_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+            if let Some(f) = n.as_f64() {
+                if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 {
+                    *value = Value::from(f as i64);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalize_numbers),
+        Value::Object(map) => map.values_mut().for_each(normalize_numbers),
+        _ => {}
+    }
+}
+
 /// Fold `args` into the argument object the schema describes.
-pub fn coerce(args: Value, schema: &Validator) -> Result<Map<String, Value>, CoerceError> {
+pub fn coerce(mut args: Value, schema: &Validator) -> Result<Map<String, Value>, CoerceError> {
+    normalize_numbers(&mut args);
     match args {
         Value::Null => Ok(Map::new()),
         Value::Object(map) => Ok(fold_keys(map, schema)),
@@ -105,6 +125,14 @@ mod tests {
         assert_eq!(snake_case("maxResults"), "max_results");
         assert_eq!(snake_case("noteId"), "note_id");
         assert_eq!(snake_case("plain"), "plain");
+    }
+
+    #[test]
+    fn integral_floats_become_integers() {
+        let v = Validator::compile(&json!({"type": "object", "properties": {"n": {"type": "integer"}, "x": {"type": "number"}}})).unwrap();
+        let map = coerce(json!({"n": 7.0, "x": 2.5}), &v).unwrap();
+        assert!(map["n"].is_i64(), "7.0 decodes into an integer field");
+        assert_eq!(map["x"], json!(2.5));
     }
 
     #[test]

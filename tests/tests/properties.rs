@@ -124,3 +124,71 @@ proptest! {
         }
     }
 }
+
+/// A JSON value of any scalar type, an array of strings, or an object.
+fn any_json() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        (-5i64..300).prop_map(Value::from),
+        (-5.0f64..300.0).prop_map(Value::from),
+        (-5i64..300).prop_map(|i| json!(i as f64)),
+        "[a-z]{0,4}".prop_map(Value::from),
+        proptest::collection::vec("[a-z]{0,3}", 0..5).prop_map(|v| json!(v)),
+        Just(json!({"k": 1})),
+    ]
+}
+
+/// Argument objects built from the capability's property names (and one
+/// unknown key), each present or absent, each with a value of any type.
+fn arguments(keys: &'static [&'static str]) -> impl Strategy<Value = Value> {
+    proptest::collection::vec(proptest::option::of(any_json()), keys.len()).prop_map(move |values| {
+        let mut map = serde_json::Map::new();
+        for (key, value) in keys.iter().zip(values) {
+            if let Some(v) = value {
+                map.insert((*key).to_string(), v);
+            }
+        }
+        Value::Object(map)
+    })
+}
+
+fn validator(spec: &capspec::Spec) -> capspec::validate::Validator {
+    capspec::validate::Validator::compile(&serde_json::from_str(spec.input_schema).unwrap()).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Schema ↔ serde agreement for generated `Args`: after coercion, every
+    /// value the input schema accepts deserializes, and everything `Args` refuses (a wrong
+    /// type, an unknown key, a missing required key) the schema refuses too.
+    /// Bounds, lengths, patterns and enums the schema checks beyond that are
+    /// enforced by validation, which runs first on every call.
+    #[test]
+    fn generated_args_agree_with_the_input_schema(
+        peek in arguments(&["note_id", "max_lines", "unknown"]),
+        poke in arguments(&["title", "body", "tags", "unknown"]),
+        delegate in arguments(&["agent", "task_id", "task"]),
+    ) {
+        use capspec_tests::bindings::canary::canary;
+        let cases: [(&Value, &capspec::Spec, fn(&Value) -> bool); 3] = [
+            (&peek, &canary::peek::SPEC, |v| serde_json::from_value::<canary::peek::Args>(v.clone()).is_ok()),
+            (&poke, &canary::poke::SPEC, |v| serde_json::from_value::<canary::poke::Args>(v.clone()).is_ok()),
+            (&delegate, &canary::delegate::SPEC, |v| serde_json::from_value::<canary::delegate::Args>(v.clone()).is_ok()),
+        ];
+        for (value, spec, serde_accepts) in cases {
+            // As on every call: coercion first (it also turns `7.0` into `7`).
+            let validator = validator(spec);
+            let Ok(map) = capspec::coerce::coerce(value.clone(), &validator) else { continue };
+            let value = &Value::Object(map);
+            let schema_accepts = validator.validate(value).is_empty();
+            if schema_accepts {
+                prop_assert!(serde_accepts(value), "{}: the schema accepts {value} but Args refuse it", spec.name);
+            }
+            if !serde_accepts(value) {
+                prop_assert!(!schema_accepts, "{}: Args refuse {value} but the schema accepts it", spec.name);
+            }
+        }
+    }
+}
