@@ -76,6 +76,29 @@ pub fn name_problem(name: &str) -> Option<String> {
     None
 }
 
+/// The capability name `#[derive(Capability)]` gives a struct without
+/// `name = "…"`: the struct name in snake_case, without a trailing `Args`
+/// (`AppendNoteArgs` → `append_note`, `HTTPGet` → `http_get`).
+pub fn default_capability_name(type_name: &str) -> String {
+    let stem = type_name.strip_suffix("Args").filter(|s| !s.is_empty()).unwrap_or(type_name);
+    let chars: Vec<char> = stem.chars().collect();
+    let mut out = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_uppercase() {
+            let prev_lower = i > 0 && (chars[i - 1].is_lowercase() || chars[i - 1].is_ascii_digit());
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            let prev_upper = i > 0 && chars[i - 1].is_uppercase();
+            if i > 0 && !out.ends_with('_') && (prev_lower || (prev_upper && next_lower)) {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Edit distance, for "did you mean" hints.
 pub fn levenshtein(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
@@ -125,6 +148,13 @@ mod tests {
         assert!(name_problem("eval").unwrap().contains("strict mode"));
         assert!(name_problem("fn").unwrap().contains("Rust"));
         assert!(name_problem("type").is_some());
+    }
+
+    #[test]
+    fn default_names_of_code_first_structs() {
+        for (ty, name) in [("AppendNoteArgs", "append_note"), ("HTTPGet", "http_get"), ("Ping", "ping"), ("Args", "args"), ("Note2Args", "note2"), ("tag_note", "tag_note")] {
+            assert_eq!(default_capability_name(ty), name, "{ty}");
+        }
     }
 
     #[test]

@@ -10,6 +10,14 @@ use proc_macro2::TokenStream as TokenStream2;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
+/// The name rules of spec files, shared with the code generator so a
+/// code-first name is valid exactly when a YAML name would be.
+#[allow(dead_code)]
+#[path = "../../codegen/src/names.rs"]
+mod names;
+
+mod derive;
+
 /// Register an async fn as the implementation of a generated capability.
 ///
 /// ```ignore
@@ -21,6 +29,14 @@ use syn::spanned::Spanned;
 /// be `async`, take `(&Run, <path>::Args)` and return `CapResult<T>` with
 /// `T: Serialize`. The fn stays an ordinary fn; the runtime calls it only
 /// through `invoke`.
+///
+/// Without a path, the fn implements a code-first capability: its args type
+/// must `#[derive(Capability)]`, and that derive names the capability.
+///
+/// ```ignore
+/// #[capability]
+/// async fn tag_note(run: &Run, args: TagNote) -> CapResult<Tagged> { … }
+/// ```
 #[proc_macro_attribute]
 pub fn capability(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item: TokenStream2 = item.into();
@@ -33,16 +49,44 @@ pub fn capability(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
+/// Declare a code-first capability on its args struct.
+///
+/// ```ignore
+/// #[derive(Deserialize, JsonSchema, Capability)]
+/// #[capability(module = "notes", category = "write", description = "Tag a note.")]
+/// struct TagNote { title: String, tag: String }
+/// ```
+///
+/// `module`, `category` (`read | write | execute | external`) and a
+/// non-empty `description` are required; `name` defaults to the struct name
+/// in snake_case without a trailing `Args`. The input schema comes from
+/// `schemars`. `cargo xtask sync` exports the spec from the compiled crate
+/// (listed under `[code_first]` in `capspec.toml`) into the generated files.
+#[proc_macro_derive(Capability, attributes(capability))]
+pub fn derive_capability(input: TokenStream) -> TokenStream {
+    match derive::expand(input.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}
+
 fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
-    if attr.is_empty() {
+    // The attribute on a struct is the derive's helper written without
+    // the derive.
+    if syn::parse2::<syn::ItemStruct>(item.clone()).is_ok() || syn::parse2::<syn::ItemEnum>(item.clone()).is_ok() {
         return Err(syn::Error::new(
             proc_macro2::Span::call_site(),
-            "#[capability] needs the path of a generated capability module, e.g. #[capability(workspace::read_file)]",
+            "`#[capability(module = …, category = …, description = …)]` on a type declares a code-first capability and needs `#[derive(Capability)]` before it",
         ));
     }
-    let path: syn::Path = syn::parse2(attr.clone()).map_err(|e| {
-        syn::Error::new(e.span(), "expected the path of a generated capability module, e.g. #[capability(workspace::read_file)]")
-    })?;
+    // No path: a code-first capability, named by its args type's derive.
+    let path: Option<syn::Path> = if attr.is_empty() {
+        None
+    } else {
+        Some(syn::parse2(attr.clone()).map_err(|e| {
+            syn::Error::new(e.span(), "expected the path of a generated capability module, e.g. #[capability(workspace::read_file)], or nothing for a code-first capability")
+        })?)
+    };
     let func: syn::ItemFn = syn::parse2(item.clone())
         .map_err(|e| syn::Error::new(e.span(), "#[capability] goes on an `async fn(run: &Run, args: <path>::Args) -> CapResult<T>`"))?;
     let sig = &func.sig;
@@ -93,11 +137,37 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
     let call = quote_spanned! {args_ty.span()=>
         ::capspec::__private::call_impl(#name, run, args)
     };
+    // What the registration names: the generated spec (module, name and
+    // the fingerprint the fn was compiled against), or the code-first spec
+    // of the args type — a type without the derive is one error, on it.
+    let (prelude, decode_ty, target) = match &path {
+        Some(path) => (
+            quote!(use #path as __capspec_capability;),
+            quote!(__capspec_capability::Args),
+            quote! {
+                module: __capspec_capability::SPEC.module,
+                name: __capspec_capability::SPEC.name,
+                fingerprint: ::core::option::Option::Some(__capspec_capability::SPEC.fingerprint),
+            },
+        ),
+        None => {
+            let spec = quote_spanned!(args_ty.span()=> <#args_ty as ::capspec::__private::Capability>::SPEC);
+            (
+                quote!(),
+                quote!(#args_ty),
+                quote! {
+                    module: #spec.module,
+                    name: #spec.name,
+                    fingerprint: ::core::option::Option::None,
+                },
+            )
+        }
+    };
     Ok(quote! {
         #item
 
         const _: () = {
-            use #path as __capspec_capability;
+            #prelude
 
             fn __capspec_call<'a>(
                 run: &'a ::capspec::__private::Run,
@@ -107,7 +177,7 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
                 ::core::result::Result<::capspec::__private::serde_json::Value, ::capspec::__private::CapError>,
             > {
                 ::std::boxed::Box::pin(async move {
-                    let args: __capspec_capability::Args = ::capspec::__private::decode_args(args)?;
+                    let args: #decode_ty = ::capspec::__private::decode_args(args)?;
                     let output = #call.await?;
                     #encode
                 })
@@ -115,7 +185,7 @@ fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<TokenStream2> {
 
             ::capspec::__private::inventory::submit! {
                 ::capspec::__private::Registration {
-                    spec: &__capspec_capability::SPEC,
+                    #target
                     call: __capspec_call,
                     file: ::core::file!(),
                     line: ::core::line!(),

@@ -7,11 +7,14 @@
 //!   impl → receipt.
 //! - [`Run`], [`Gate`], [`Mode`], [`Approver`]: per-run state supplied at
 //!   call time.
-//! - [`capability`]: the attribute that registers an impl.
+//! - [`capability`]: the attribute that registers an impl;
+//!   [`Capability`](derive@Capability): the derive that declares a
+//!   code-first spec on an args struct.
 //! - [`testing`]: a scripted approver and a small executor for tests.
 
 use std::fmt;
 
+pub mod code_first;
 pub mod coerce;
 pub mod error;
 pub mod gate;
@@ -23,7 +26,8 @@ pub mod run;
 pub mod testing;
 pub mod validate;
 
-pub use capspec_macros::capability;
+pub use capspec_macros::{Capability, capability};
+pub use code_first::{Capability, CodeFirst};
 pub use error::{CallError, CapError, CapResult, ErrorCode};
 pub use gate::{Approval, ApprovalRequest, Approver, BoxFuture, Gate, HeadlessApprover, Mode, ModeHandle, SessionAllow, Verdict, decide};
 pub use receipt::{GateDecision, Receipt, Status};
@@ -40,6 +44,8 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
+    pub use crate::Category;
+    pub use crate::code_first::{Capability, CodeFirst, require_deserialize, schema_of};
     pub use crate::error::CapError;
     pub use crate::gate::BoxFuture;
     pub use crate::registry::Registration;

@@ -19,6 +19,7 @@ use crate::gate::{Approval, ApprovalRequest, BoxFuture, Verdict, decide};
 use crate::receipt::{GateDecision, Receipt, Status};
 use crate::run::Run;
 use crate::validate::Validator;
+use crate::code_first::CodeFirst;
 use crate::{Category, Module, Spec, coerce};
 
 /// A type-erased capability implementation, as `#[capability]` registers it.
@@ -26,8 +27,13 @@ pub type ImplFn = for<'a> fn(&'a Run, Value) -> BoxFuture<'a, Result<Value, CapE
 
 /// One `#[capability]` fn, registered at link time.
 pub struct Registration {
-    /// The generated spec the fn implements.
-    pub spec: &'static Spec,
+    /// The module and name of the spec the fn implements.
+    pub module: &'static str,
+    pub name: &'static str,
+    /// The fingerprint of the generated spec the fn was compiled against;
+    /// `None` for an impl of a code-first spec (its args struct is the
+    /// spec's own type, so there is nothing older to compile against).
+    pub fingerprint: Option<&'static str>,
     pub call: ImplFn,
     /// Where the fn is written, for registry errors.
     pub file: &'static str,
@@ -88,25 +94,40 @@ impl Registry {
     /// registration linked into the binary. A spec without an impl, an impl
     /// without a spec, or two impls of one spec is an error here, not at the
     /// first call.
+    ///
+    /// Every `#[derive(Capability)]` spec of a served module must be in the
+    /// generated tables with the same category and description; otherwise
+    /// the bindings are older than the code and the registry refuses to
+    /// build (run `cargo xtask sync`).
     pub fn new(modules: &[Module]) -> Result<Arc<Registry>, RegistryError> {
-        Registry::with_impls(modules, registrations())
+        Registry::build(modules, registrations(), crate::code_first::code_first_specs())
     }
 
-    /// Build from explicit registrations (tests, or hosts that register by hand).
+    /// Build from explicit registrations (tests, or hosts that register by
+    /// hand); code-first specs are not consulted.
     pub fn with_impls<'a>(modules: &[Module], impls: impl IntoIterator<Item = &'a Registration>) -> Result<Arc<Registry>, RegistryError> {
+        Registry::build(modules, impls, std::iter::empty())
+    }
+
+    /// Build from explicit registrations and code-first specs.
+    pub fn build<'a>(
+        modules: &[Module],
+        impls: impl IntoIterator<Item = &'a Registration>,
+        code_first: impl IntoIterator<Item = &'a CodeFirst>,
+    ) -> Result<Arc<Registry>, RegistryError> {
         let mut problems = Vec::new();
         let mut by_key: HashMap<(&str, &str), &Registration> = HashMap::new();
         let known: std::collections::HashSet<(&str, &str)> =
             modules.iter().flat_map(|m| m.specs.iter().map(|s| (s.module, s.name))).collect();
         let mut impls: Vec<&Registration> = impls.into_iter().collect();
-        impls.sort_by_key(|r| (r.spec.module, r.spec.name, r.file, r.line));
+        impls.sort_by_key(|r| (r.module, r.name, r.file, r.line));
         for reg in impls {
-            let key = (reg.spec.module, reg.spec.name);
+            let key = (reg.module, reg.name);
             if !known.contains(&key) {
                 // An impl for a module this registry does not serve belongs
                 // to another registry in the same binary; an impl for a
                 // served module with an unknown name is a real error.
-                if modules.iter().any(|m| m.name == reg.spec.module) {
+                if modules.iter().any(|m| m.name == reg.module) {
                     problems.push(format!("{}:{}: impl of `{}.{}`, which no spec declares", reg.file, reg.line, key.0, key.1));
                 }
                 continue;
@@ -118,6 +139,7 @@ impl Registry {
                 ));
             }
         }
+        problems.extend(code_first_problems(modules, code_first));
         let mut entries = Vec::new();
         let mut index = HashMap::new();
         for (module_index, module) in modules.iter().enumerate() {
@@ -126,7 +148,7 @@ impl Registry {
                     problems.push(format!("`{}.{}` has no impl; add a #[capability({}::{})] fn", spec.module, spec.name, spec.module, spec.name));
                     continue;
                 };
-                if reg.spec.fingerprint != spec.fingerprint {
+                if reg.fingerprint.is_some_and(|f| f != spec.fingerprint) {
                     problems.push(format!(
                         "{}:{}: impl of `{}.{}` was compiled against another version of its spec; rebuild after `cargo xtask sync`",
                         reg.file, reg.line, spec.module, spec.name
@@ -189,6 +211,34 @@ impl Registry {
     pub fn mount_all(self: &Arc<Self>) -> Mounted {
         Mounted { registry: self.clone(), mounted: vec![true; self.modules.len()] }
     }
+}
+
+/// Code-first specs of served modules that the generated tables do not
+/// carry as declared.
+fn code_first_problems<'a>(modules: &[Module], code_first: impl IntoIterator<Item = &'a CodeFirst>) -> Vec<String> {
+    let mut specs: Vec<&CodeFirst> = code_first.into_iter().filter(|c| modules.iter().any(|m| m.name == c.module)).collect();
+    specs.sort_by_key(|c| (c.module, c.name, c.file, c.line));
+    let mut problems = Vec::new();
+    for cf in specs {
+        let at = format!("{}:{}", cf.file, cf.line);
+        let generated = modules.iter().flat_map(|m| m.specs.iter()).find(|s| s.module == cf.module && s.name == cf.name);
+        match generated {
+            None => problems.push(format!(
+                "{at}: `{}.{}` is declared by #[derive(Capability)] on `{}` but is not in the generated bindings; list its package under [code_first] in capspec.toml and run `cargo xtask sync`",
+                cf.module, cf.name, cf.rust_type
+            )),
+            Some(spec) if spec.category != cf.category => problems.push(format!(
+                "{at}: `{}.{}` is `{}` in the code but `{}` in the generated bindings; run `cargo xtask sync`",
+                cf.module, cf.name, cf.category, spec.category
+            )),
+            Some(spec) if spec.description != cf.description => problems.push(format!(
+                "{at}: the description of `{}.{}` differs between the code and the generated bindings; run `cargo xtask sync`",
+                cf.module, cf.name
+            )),
+            Some(_) => {}
+        }
+    }
+    problems
 }
 
 /// A capability as listed to a session.

@@ -333,7 +333,7 @@ fn registry_reports_missing_and_unknown_impls_when_built() {
     assert!(err.problems[0].contains("`canary.delegate` has no impl; add a #[capability(canary::delegate)] fn"), "{err}");
 
     static BOGUS_SPEC: capspec::Spec = capspec::Spec { name: "ghost", ..canary::peek::SPEC };
-    static BOGUS: capspec::Registration = capspec::Registration { spec: &BOGUS_SPEC, call: |_, _| Box::pin(async { Ok(Value::Null) }), file: "ghost.rs", line: 7 };
+    static BOGUS: capspec::Registration = capspec::Registration { module: BOGUS_SPEC.module, name: BOGUS_SPEC.name, fingerprint: Some(BOGUS_SPEC.fingerprint), call: |_, _| Box::pin(async { Ok(Value::Null) }), file: "ghost.rs", line: 7 };
     let impls = capspec::registry::registrations().chain([&BOGUS]);
     let err = Registry::with_impls(&[canary::MODULE], impls).unwrap_err();
     assert_eq!(err.problems, ["ghost.rs:7: impl of `canary.ghost`, which no spec declares"]);

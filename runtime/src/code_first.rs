@@ -1,0 +1,101 @@
+//! Code-first specs: `#[derive(Capability)]` on an args struct declares a
+//! capability in Rust instead of YAML.
+//!
+//! The derive implements [`Capability`] and registers the spec's identity
+//! (module, name, category, description, where it is written) with the
+//! runtime. It does not make the spec callable by itself: `cargo xtask sync`
+//! exports the spec from the compiled host (through a hidden test the derive
+//! emits), converts its `schemars` schema, and writes it into the generated
+//! bindings beside the YAML specs. The registry serves the generated table
+//! and, when it is built, refuses a code-first spec whose generated entry is
+//! missing or disagrees on category or description — so a stale build can
+//! never run a write capability under a read classification.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::Category;
+
+/// Implemented by `#[derive(Capability)]`: the args struct of a code-first
+/// capability. Implement it with the derive, not by hand; the derive also
+/// requires the struct to be `Deserialize` and `JsonSchema` (one error
+/// each, on the struct, when it is not).
+pub trait Capability: 'static {
+    const SPEC: CodeFirst;
+}
+
+/// A code-first spec as the derive declares it.
+#[derive(Debug, Clone, Copy)]
+pub struct CodeFirst {
+    pub module: &'static str,
+    pub name: &'static str,
+    pub category: Category,
+    pub description: &'static str,
+    /// `module_path!()::Type` of the args struct.
+    pub rust_type: &'static str,
+    /// Where the derive is written.
+    pub file: &'static str,
+    pub line: u32,
+    pub column: u32,
+    /// The args struct's JSON Schema, from `schemars`.
+    pub input_schema: fn() -> Value,
+}
+
+inventory::collect!(CodeFirst);
+
+/// Every code-first spec linked into this binary.
+pub fn code_first_specs() -> impl Iterator<Item = &'static CodeFirst> {
+    inventory::iter::<CodeFirst>.into_iter()
+}
+
+/// The environment variable naming the directory an export writes into.
+pub const EXPORT_DIR_VAR: &str = "CAPSPEC_EXPORT_DIR";
+
+impl CodeFirst {
+    /// The export record of this spec: what `cargo xtask sync` reads.
+    pub fn export(&self) -> Value {
+        json!({
+            "module": self.module,
+            "name": self.name,
+            "category": self.category,
+            "description": self.description,
+            "rust_type": self.rust_type,
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "input_schema": (self.input_schema)(),
+        })
+    }
+
+    /// What the hidden export test does: compute the schema (so a schema
+    /// that cannot be produced fails the host's own `cargo test`), and
+    /// write the export record when `CAPSPEC_EXPORT_DIR` is set.
+    pub fn export_to_env_dir(&self) {
+        let record = self.export();
+        let schema = &record["input_schema"];
+        assert!(
+            schema.get("type").and_then(Value::as_str) == Some("object"),
+            "{}:{}: the input schema of `{}.{}` ({}) is not an object schema: {schema}",
+            self.file,
+            self.line,
+            self.module,
+            self.name,
+            self.rust_type
+        );
+        let Some(dir) = std::env::var_os(EXPORT_DIR_VAR) else { return };
+        let file = PathBuf::from(dir).join(format!("{}.json", self.rust_type.replace("::", ".")));
+        let text = serde_json::to_string(&record).expect("export records serialize");
+        if let Err(e) = std::fs::write(&file, text) {
+            panic!("cannot write the code-first export {}: {e}", file.display());
+        }
+    }
+}
+
+/// Names `T` where it must decode from the validated arguments.
+pub fn require_deserialize<T: serde::de::DeserializeOwned>() {}
+
+/// The JSON Schema of `T`, as `schemars` produces it by default.
+pub fn schema_of<T: schemars::JsonSchema>() -> Value {
+    serde_json::to_value(schemars::SchemaGenerator::default().into_root_schema_for::<T>()).expect("schemas serialize")
+}

@@ -1,0 +1,9 @@
+use capspec::Capability;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema, Capability)]
+#[capability(module = "notes", category = "write", description = "Tag a note.")]
+struct TagNote(String);
+
+fn main() {}

@@ -1,0 +1,39 @@
+use capspec::{capability, CapResult, Capability, Run};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// The attribute macro `capability` is in scope too: the derive's helper
+/// attribute must still resolve.
+#[derive(Deserialize, JsonSchema, Capability)]
+#[capability(module = "notes", category = "write", description = "Tag a note. Tags are lowercase.")]
+struct TagNoteArgs {
+    /// The note's title.
+    title: String,
+    tag: String,
+}
+
+#[derive(Deserialize, JsonSchema, capspec::Capability)]
+#[capability(module = "notes", category = "read", description = "Count notes.", name = "count_notes")]
+struct Counting {}
+
+#[capability]
+async fn tag_note(_run: &Run, args: TagNoteArgs) -> CapResult<String> {
+    Ok(format!("{}#{}", args.title, args.tag))
+}
+
+#[capspec::capability]
+async fn count_notes(_run: &Run, _args: Counting) -> CapResult<u32> {
+    Ok(0)
+}
+
+fn main() {
+    let spec = <TagNoteArgs as capspec::Capability>::SPEC;
+    assert_eq!((spec.module, spec.name, spec.category), ("notes", "tag_note", capspec::Category::Write));
+    assert!(spec.rust_type.ends_with("::TagNoteArgs"), "{}", spec.rust_type);
+    let schema = (spec.input_schema)();
+    assert_eq!(schema["properties"]["title"]["description"], "The note's title.");
+    let declared: Vec<&str> = capspec::code_first::code_first_specs().map(|c| c.name).collect();
+    assert!(declared.contains(&"tag_note") && declared.contains(&"count_notes"), "{declared:?}");
+    let impls: Vec<(&str, Option<&str>)> = capspec::registry::registrations().map(|r| (r.name, r.fingerprint)).collect();
+    assert!(impls.contains(&("tag_note", None)) && impls.contains(&("count_notes", None)), "{impls:?}");
+}
