@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::code_first::{CodeFirstInput, ExportFailure, Exported};
 use crate::config::{self, Allow, Config, FatalError};
 use crate::finding::{Finding, rule};
 use crate::load::{self, Loaded, Sources};
@@ -15,20 +16,49 @@ pub struct Project {
     pub loaded: Loaded,
     /// Findings about `capspec.toml`.
     pub config_findings: Vec<Finding>,
+    /// What the code-first record must hold; `None` when `[code_first]`
+    /// lists no package (then there is no record file).
+    pub code_first_record: Option<Vec<Exported>>,
 }
 
-/// Read `capspec.toml` and the specs it names.
+/// Read `capspec.toml` and the specs it names; code-first specs come from
+/// the record file (nothing is built).
 pub fn open(root: &Path) -> Result<Project, FatalError> {
+    open_with(root, None)
+}
+
+/// [`open`] with code-first specs from `code_first` (fresh exports and the
+/// packages to take from the record); `None` takes every package from the
+/// record.
+pub fn open_with(root: &Path, code_first: Option<&CodeFirstInput>) -> Result<Project, FatalError> {
     let mut sources = Sources::default();
     let config_load = config::load_config(root, &mut sources)?;
+    let mut code_first_record = None;
     let mut loaded = match &config_load.config {
-        Some(config) if root.join(&config.specs).is_dir() => load::load_dir(root, &config.specs),
+        Some(config) if root.join(&config.specs).is_dir() => {
+            let recorded;
+            let input = match code_first {
+                Some(input) => input,
+                None => {
+                    recorded = CodeFirstInput::recorded(config);
+                    &recorded
+                }
+            };
+            let resolved = crate::code_first::resolve(root, config, input);
+            if !config.code_first.packages.is_empty() {
+                code_first_record = Some(resolved.record);
+            }
+            let mut loaded = load::load_dir_with(root, &config.specs, resolved.entries);
+            loaded.findings.extend(resolved.findings);
+            Finding::sort(&mut loaded.findings);
+            loaded
+        }
         _ => Loaded::default(),
     };
     for (file, text) in sources.into_files() {
         loaded.sources.insert(&file, text);
     }
-    Ok(Project { config: config_load.config, loaded, config_findings: config_load.findings })
+    Ok(Project { config: config_load.config, loaded, config_findings: config_load.findings, code_first_record })
 }
 
 /// Options of one check run.
@@ -36,6 +66,10 @@ pub fn open(root: &Path) -> Result<Project, FatalError> {
 pub struct CheckOptions {
     /// Compare the specs with those at this git ref (`breaking/*` findings).
     pub base: Option<String>,
+    /// Where code-first specs come from; `None`: the record file.
+    pub code_first: Option<CodeFirstInput>,
+    /// Packages whose export failed: each is an error finding.
+    pub export_failures: Vec<ExportFailure>,
 }
 
 /// Run every check on the project at `root`. `Err` means the check could not
@@ -46,10 +80,11 @@ pub fn check(root: &Path) -> Result<Report, FatalError> {
 
 /// [`check`] with options (`--base`).
 pub fn check_with(root: &Path, options: &CheckOptions) -> Result<Report, FatalError> {
-    let project = open(root)?;
+    let project = open_with(root, options.code_first.as_ref())?;
     let rendered = crate::sync::render_project(&project);
     let mut sources = project.loaded.sources;
     let mut findings = project.config_findings;
+    findings.extend(options.export_failures.iter().map(ExportFailure::finding));
     findings.extend(project.loaded.findings);
     if let Some((targets, artifacts)) = rendered {
         findings.extend(crate::sync::drift(root, &targets, &artifacts));

@@ -22,6 +22,8 @@ pub mod defaults {
     pub const TESTS: &[&str] = &["tests"];
     /// The snapshot defaults to this file inside the specs directory.
     pub const SNAPSHOT_NAME: &str = "categories.snap";
+    /// The code-first record defaults to this file inside the specs directory.
+    pub const RECORD_NAME: &str = "code-first.json";
 }
 
 /// Rule ids an `[[allow]]` entry may suppress. Spec, config and drift
@@ -49,7 +51,17 @@ pub struct Config {
     pub snapshot: String,
     pub generate: Generate,
     pub coverage: Coverage,
+    pub code_first: CodeFirstConfig,
     pub allow: Vec<Allow>,
+}
+
+/// `[code_first]`: the crates whose `#[derive(Capability)]` specs join the
+/// YAML specs, and the generated file that records what they last exported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodeFirstConfig {
+    /// Cargo package names, with where each is written in `capspec.toml`.
+    pub packages: Vec<(String, Pos)>,
+    pub record: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -231,7 +243,7 @@ impl Reader<'_> {
     }
 
     fn config(&mut self, root: &Path, table: &DeTable<'_>) -> Option<Config> {
-        self.unknown_keys(table, &["specs", "snapshot", "generate", "coverage", "allow"], "capspec.toml");
+        self.unknown_keys(table, &["specs", "snapshot", "generate", "coverage", "code_first", "allow"], "capspec.toml");
         let specs = match table.get_key_value("specs") {
             None => {
                 self.error(
@@ -285,6 +297,14 @@ impl Reader<'_> {
             tests: self.paths(cov_table.get_key_value("tests"), defaults::TESTS),
         };
 
+        let cf_table = self.section(table, "code_first").unwrap_or(&empty);
+        self.unknown_keys(cf_table, &["packages", "record"], "[code_first]");
+        let record_default = format!("{}/{}", specs.as_deref().unwrap_or("specs"), defaults::RECORD_NAME);
+        let code_first = CodeFirstConfig {
+            packages: self.packages(cf_table.get_key_value("packages")),
+            record: self.path(cf_table.get_key_value("record"), &record_default),
+        };
+
         let allow = match table.get_key_value("allow") {
             None => Vec::new(),
             Some((key, value)) => match value.get_ref() {
@@ -296,7 +316,36 @@ impl Reader<'_> {
                 }
             },
         };
-        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, allow })
+        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, code_first, allow })
+    }
+
+    /// `packages = ["agent-host"]`: Cargo package names.
+    fn packages(&mut self, entry: Option<Entry<'_>>) -> Vec<(String, Pos)> {
+        let Some((_, value)) = entry else { return Vec::new() };
+        let DeValue::Array(items) = value.get_ref() else {
+            let pos = self.pos(value.span().start);
+            self.error(rule::CONFIG_INVALID_VALUE, pos, "`packages` must be a list of Cargo package names".into());
+            return Vec::new();
+        };
+        let mut out: Vec<(String, Pos)> = Vec::new();
+        for item in items.iter() {
+            let pos = self.pos(item.span().start);
+            match item.get_ref() {
+                DeValue::String(s) if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') => {
+                    if out.iter().any(|(p, _)| p == s.as_ref()) {
+                        self.error(rule::CONFIG_INVALID_VALUE, pos, format!("package `{s}` is listed twice in `packages`"));
+                    } else {
+                        out.push((s.to_string(), pos));
+                    }
+                }
+                _ => self.error(
+                    rule::CONFIG_INVALID_VALUE,
+                    pos,
+                    "`packages` entries are Cargo package names (letters, digits, `-`, `_`), as `cargo test -p` takes them".into(),
+                ),
+            }
+        }
+        out
     }
 
     fn allow(&mut self, item: &toml::Spanned<DeValue<'_>>) -> Option<Allow> {
@@ -384,6 +433,8 @@ mod tests {
         assert_eq!(config.snapshot, "specs/categories.snap");
         assert_eq!(config.generate.rust, defaults::RUST);
         assert_eq!(config.coverage.tests, vec!["tests".to_string()]);
+        assert_eq!(config.code_first.packages, vec![]);
+        assert_eq!(config.code_first.record, "specs/code-first.json");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

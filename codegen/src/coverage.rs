@@ -24,8 +24,12 @@ use crate::yaml::Pos;
 /// One `#[capability(path)]` fn found in the sources.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImplSite {
-    /// The path as written, e.g. `workspace::read_file`.
+    /// The path as written, e.g. `workspace::read_file`; for a path-less
+    /// `#[capability]` (a code-first impl), the module and name of the
+    /// derive on its args type once resolved, else empty.
     pub path: Vec<String>,
+    /// For a path-less `#[capability]`: the args type's last path segment.
+    pub args_type: Option<String>,
     pub fn_name: String,
     pub file: String,
     pub pos: Pos,
@@ -33,10 +37,21 @@ pub struct ImplSite {
     pub stub: bool,
 }
 
+/// One `#[derive(Capability)]` struct found in the sources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeriveSite {
+    pub type_name: String,
+    pub module: String,
+    pub name: String,
+    pub file: String,
+    pub pos: Pos,
+}
+
 /// What the scan found.
 #[derive(Debug, Default)]
 pub struct Scan {
     pub impls: Vec<ImplSite>,
+    pub derives: Vec<DeriveSite>,
     /// Identifiers and string literals used inside test fns.
     pub test_words: std::collections::HashSet<String>,
     pub findings: Vec<Finding>,
@@ -104,6 +119,7 @@ pub fn scan(root: &Path, config: &Config) -> Scan {
             collect_renames(&ast.items, &mut renames);
             let start = scan.impls.len();
             collect_impls(&ast.items, &file, &mut scan.impls);
+            collect_derives(&ast.items, &file, &mut scan.derives);
             // `use crate::generated::notes as spec;` then `#[capability(spec::x)]`:
             // read the path through the file's `use … as …` renames.
             for site in &mut scan.impls[start..] {
@@ -112,6 +128,14 @@ pub fn scan(root: &Path, config: &Config) -> Scan {
                         *seg = original.clone();
                     }
                 }
+            }
+        }
+    }
+    // A path-less impl names its capability through its args type's derive.
+    for site in &mut scan.impls {
+        if let Some(ty) = &site.args_type {
+            if let Some(d) = scan.derives.iter().find(|d| &d.type_name == ty) {
+                site.path = vec![d.module.clone(), d.name.clone()];
             }
         }
     }
@@ -158,13 +182,76 @@ fn collect_impls(items: &[syn::Item], file: &str, out: &mut Vec<ImplSite>) {
         match item {
             syn::Item::Fn(f) => {
                 for attr in f.attrs.iter().filter(|a| is_capability_attr(a)) {
+                    let code_first = matches!(attr.meta, syn::Meta::Path(_));
                     let path = attr.parse_args::<syn::Path>().map(|p| p.segments.iter().map(|s| s.ident.to_string()).collect()).unwrap_or_default();
-                    out.push(ImplSite { path, fn_name: f.sig.ident.to_string(), file: file.to_string(), pos: pos_of(attr.span()), stub: is_stub(&f.block) });
+                    let args_type = code_first.then(|| args_type_name(&f.sig)).flatten();
+                    out.push(ImplSite {
+                        path,
+                        args_type,
+                        fn_name: f.sig.ident.to_string(),
+                        file: file.to_string(),
+                        pos: pos_of(attr.span()),
+                        stub: is_stub(&f.block),
+                    });
                 }
             }
             syn::Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
                     collect_impls(items, file, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The last path segment of a fn's second parameter's type (`args: TagNote`).
+fn args_type_name(sig: &syn::Signature) -> Option<String> {
+    let syn::FnArg::Typed(arg) = sig.inputs.iter().nth(1)? else { return None };
+    match &*arg.ty {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    }
+}
+
+fn derives_capability(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().filter(|a| a.path().is_ident("derive")).any(|a| {
+        a.parse_args_with(syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
+            .is_ok_and(|paths| paths.iter().any(|p| p.segments.last().is_some_and(|s| s.ident == "Capability")))
+    })
+}
+
+/// `#[derive(Capability)]` structs with their `#[capability(module = …, name = …)]`.
+fn collect_derives(items: &[syn::Item], file: &str, out: &mut Vec<DeriveSite>) {
+    for item in items {
+        match item {
+            syn::Item::Struct(st) if derives_capability(&st.attrs) => {
+                let mut module = None;
+                let mut name = None;
+                for attr in st.attrs.iter().filter(|a| a.path().is_ident("capability")) {
+                    let _ = attr.parse_nested_meta(|meta| {
+                        let value = meta.value().and_then(|v| v.parse::<syn::Expr>()).ok();
+                        let text = match value {
+                            Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. })) => Some(s.value()),
+                            _ => None,
+                        };
+                        if meta.path.is_ident("module") {
+                            module = text;
+                        } else if meta.path.is_ident("name") {
+                            name = text;
+                        }
+                        Ok(())
+                    });
+                }
+                let type_name = st.ident.to_string();
+                if let Some(module) = module {
+                    let name = name.unwrap_or_else(|| crate::names::default_capability_name(&type_name));
+                    out.push(DeriveSite { type_name, module, name, file: file.to_string(), pos: pos_of(st.ident.span()) });
+                }
+            }
+            syn::Item::Mod(m) => {
+                if let Some((_, items)) = &m.content {
+                    collect_derives(items, file, out);
                 }
             }
             _ => {}
@@ -246,6 +333,16 @@ pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
         };
         match resolved {
             Some((m, c)) => impls.entry((m.name.as_str(), c.name.as_str())).or_default().push(site),
+            None if site.args_type.is_some() && site.path.is_empty() => out.push(Finding::error(
+                rule::COVERAGE_UNKNOWN,
+                &site.file,
+                site.pos,
+                format!(
+                    "`#[capability]` on `{}` takes `{}`, which has no #[derive(Capability)] in the coverage sources",
+                    site.fn_name,
+                    site.args_type.as_deref().unwrap_or("?")
+                ),
+            )),
             None => {
                 let written = site.path.join("::");
                 let hint = site
@@ -263,15 +360,33 @@ pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
             }
         }
     }
+    // A derive whose spec is not in the set was never exported.
+    for d in &scan.derives {
+        if !set.module(&d.module).is_some_and(|m| m.capabilities.iter().any(|c| c.name == d.name && c.code_first.is_some())) {
+            out.push(Finding::error(
+                rule::COVERAGE_UNKNOWN,
+                &d.file,
+                d.pos,
+                format!(
+                    "#[derive(Capability)] on `{}` declares `{}.{}`, which is not among the code-first specs; list its package under `[code_first] packages` in capspec.toml and run `cargo xtask sync`",
+                    d.type_name, d.module, d.name
+                ),
+            ));
+        }
+    }
     for (m, c) in set.capabilities() {
         let qualified = format!("{}.{}", m.name, c.name);
+        let file = c.file(m);
         match impls.get(&(m.name.as_str(), c.name.as_str())).map(Vec::as_slice) {
             None | Some([]) => out.push(
                 Finding::error(
                     rule::COVERAGE_UNIMPLEMENTED,
-                    &m.file,
+                    file,
                     c.pos,
-                    format!("`{qualified}` has no implementation; add a `#[capability({}::{})]` fn (or run `cargo xtask scaffold`)", m.name, c.name),
+                    match &c.code_first {
+                        Some(origin) => format!("`{qualified}` has no implementation; add a `#[capability]` fn taking `{}`", origin.rust_type.rsplit("::").next().unwrap_or_default()),
+                        None => format!("`{qualified}` has no implementation; add a `#[capability({}::{})]` fn (or run `cargo xtask scaffold`)", m.name, c.name),
+                    },
                 )
                 .for_capability(&c.name),
             ),
@@ -307,7 +422,7 @@ pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
             out.push(
                 Finding::error(
                     rule::COVERAGE_UNTESTED,
-                    &m.file,
+                    file,
                     c.pos,
                     format!("no test exercises `{qualified}`: no test fn mentions `{}` as a string or a path; add one, or an `[[allow]]` with the reason", c.name),
                 )

@@ -119,6 +119,15 @@ pub mod rule {
     /// A source or test file that cannot be read or parsed.
     pub const COVERAGE_PARSE: &str = "coverage/parse";
 
+    /// A code-first spec names a module no spec file declares.
+    pub const CODE_FIRST_UNKNOWN_MODULE: &str = "code-first/unknown-module";
+    /// A `[code_first]` package could not be built or exported.
+    pub const CODE_FIRST_EXPORT: &str = "code-first/export";
+    /// The code-first record file cannot be read.
+    pub const CODE_FIRST_RECORD: &str = "code-first/record";
+    /// A schemars keyword outside the supported subset was dropped (warning).
+    pub const CODE_FIRST_KEYWORD: &str = "code-first/unsupported-keyword";
+
     pub const CONFIG_PARSE: &str = "config/parse";
     pub const CONFIG_UNKNOWN_KEY: &str = "config/unknown-key";
     pub const CONFIG_INVALID_VALUE: &str = "config/invalid-value";
@@ -152,6 +161,10 @@ pub mod rule {
         (COVERAGE_STUB, "an impl whose body is still only todo!/unimplemented!"),
         (COVERAGE_UNTESTED, "no test exercises the capability"),
         (COVERAGE_PARSE, "a source or test file that cannot be parsed"),
+        (CODE_FIRST_UNKNOWN_MODULE, "a #[derive(Capability)] spec names a module no spec file declares"),
+        (CODE_FIRST_EXPORT, "a [code_first] package does not build, or its export fails"),
+        (CODE_FIRST_RECORD, "the code-first record file is not what sync writes"),
+        (CODE_FIRST_KEYWORD, "warning: a schemars keyword outside the subset was dropped"),
         (CONFIG_PARSE, "capspec.toml is not valid TOML"),
         (CONFIG_UNKNOWN_KEY, "a key capspec.toml does not define"),
         (CONFIG_INVALID_VALUE, "a capspec.toml key holds the wrong kind of value"),

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::finding::{Finding, Severity};
+use crate::finding::Finding;
 use crate::load::{self, SCHEMA_KEYWORDS, SpecFile};
 use crate::names::name_problem;
 use crate::yaml::Pos;
@@ -134,7 +134,9 @@ pub fn import(module: &str, tools: &[(String, Value)]) -> Result<Imported, Impor
         for (from, to) in [("inputSchema", "input"), ("outputSchema", "output")] {
             if let Some(schema) = obj.get(from) {
                 let mut schema = schema.clone();
-                strip_unsupported(&mut schema, "", name, &file, &mut out.findings);
+                strip_unsupported(&mut schema, "", &mut |key, at| {
+                    out.findings.push(Finding::warning(IMPORT_KEYWORD, &file, Pos::default(), format!("tool `{name}`: dropped unsupported keyword `{key}` at `{at}`")));
+                });
                 if to == "input" && schema.get("type").is_none() {
                     schema.as_object_mut().map(|m| m.insert("type".into(), Value::String("object".into())));
                 }
@@ -151,8 +153,10 @@ pub fn import(module: &str, tools: &[(String, Value)]) -> Result<Imported, Impor
     Ok(out)
 }
 
-/// Remove keywords outside the supported subset, with a warning each.
-fn strip_unsupported(schema: &mut Value, pointer: &str, tool: &str, file: &str, findings: &mut Vec<Finding>) {
+/// Remove keywords outside the supported subset, telling `dropped` each
+/// keyword and the JSON pointer where it was. Shared by the MCP importer and
+/// the code-first export (schemars output).
+pub(crate) fn strip_unsupported(schema: &mut Value, pointer: &str, dropped: &mut dyn FnMut(&str, &str)) {
     let Some(map) = schema.as_object_mut() else { return };
     // `type: [A, B, …]` beyond `[T, "null"]` is the same as `anyOf` of each
     // type, which the subset supports.
@@ -166,29 +170,26 @@ fn strip_unsupported(schema: &mut Value, pointer: &str, tool: &str, file: &str, 
         let at = format!("{pointer}/{key}");
         if !SCHEMA_KEYWORDS.contains(&key.as_str()) {
             map.remove(&key);
-            findings.push(Finding {
-                severity: Severity::Warning,
-                ..Finding::error(IMPORT_KEYWORD, file, Pos::default(), format!("tool `{tool}`: dropped unsupported keyword `{key}` at `{at}`"))
-            });
+            dropped(&key, &at);
             continue;
         }
         match key.as_str() {
             "properties" | "$defs" => {
                 if let Some(props) = map.get_mut(&key).and_then(Value::as_object_mut) {
                     for (p, v) in props.iter_mut() {
-                        strip_unsupported(v, &format!("{at}/{p}"), tool, file, findings);
+                        strip_unsupported(v, &format!("{at}/{p}"), dropped);
                     }
                 }
             }
             "items" | "additionalProperties" => {
                 if let Some(v) = map.get_mut(&key) {
-                    strip_unsupported(v, &at, tool, file, findings);
+                    strip_unsupported(v, &at, dropped);
                 }
             }
             "oneOf" | "anyOf" => {
                 if let Some(list) = map.get_mut(&key).and_then(Value::as_array_mut) {
                     for (i, v) in list.iter_mut().enumerate() {
-                        strip_unsupported(v, &format!("{at}/{i}"), tool, file, findings);
+                        strip_unsupported(v, &format!("{at}/{i}"), dropped);
                     }
                 }
             }

@@ -7,6 +7,7 @@
 
 pub mod breaking;
 pub mod check;
+pub mod code_first;
 pub mod config;
 pub mod coverage;
 pub mod finding;

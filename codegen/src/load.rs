@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value as Json;
 
 use crate::finding::{Finding, rule};
-use crate::model::{Additional, CapabilitySpec, Category, JsonType, ModuleSpec, Schema, SpecSet};
+use crate::model::{Additional, CapabilitySpec, Category, CodeOrigin, JsonType, ModuleSpec, Schema, SpecSet};
 use crate::names::{did_you_mean, name_problem};
 use crate::yaml::{self, Key, Node, Pos, Value};
 
@@ -192,6 +192,24 @@ fn load_one(file: SpecFile) -> FileResult {
 /// (in parallel), then check names across files in path order. Output order
 /// does not depend on input order or on thread scheduling.
 pub fn load_files(files: Vec<SpecFile>) -> Loaded {
+    load_files_with(files, Vec::new())
+}
+
+/// A code-first spec ready to join the YAML specs: the capability as a
+/// spec-shaped node (every position is the derive's), and where it is from.
+#[derive(Debug, Clone)]
+pub struct CodeFirstEntry {
+    pub module: String,
+    pub node: Node,
+    pub origin: CodeOrigin,
+    /// The Rust file's text, for snippets in findings.
+    pub text: Option<String>,
+}
+
+/// [`load_files`], then code-first specs join their modules: they pass the
+/// same capability rules, and names are checked across both (a YAML
+/// capability and a derive of the same name are `spec/duplicate-name`).
+pub fn load_files_with(files: Vec<SpecFile>, code_first: Vec<CodeFirstEntry>) -> Loaded {
     let mut files = files;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let results = crate::parallel::map(files, load_one);
@@ -207,6 +225,46 @@ pub fn load_files(files: Vec<SpecFile>) -> Loaded {
             loaded.set.modules.push(module);
         }
     }
+    let declared: Vec<String> = loaded.set.modules.iter().map(|m| m.name.clone()).collect();
+    for entry in code_first {
+        let CodeFirstEntry { module, node, origin, text } = entry;
+        if let Some(text) = text {
+            loaded.sources.insert(&origin.file, text);
+        }
+        let mut decoder = Decoder { file: &origin.file, findings: &mut loaded.findings, names: &mut names };
+        if let Some(problem) = name_problem(&module) {
+            decoder.error(rule::SPEC_INVALID_NAME, node.pos, format!("invalid module name in #[capability(module = …)]: {problem}"));
+            continue;
+        }
+        let Some(mut cap) = decoder.capability(&node, &module) else { continue };
+        match loaded.set.modules.iter_mut().find(|m| m.name == module) {
+            Some(m) => {
+                cap.code_first = Some(origin);
+                m.capabilities.push(cap);
+            }
+            None => {
+                let hint = did_you_mean(&module, declared.iter().map(String::as_str));
+                decoder.error(
+                    rule::CODE_FIRST_UNKNOWN_MODULE,
+                    node.pos,
+                    format!(
+                        "`{}` (#[derive(Capability)] on `{}`) names module `{module}`, which no spec file declares{hint}; a module is declared in a spec file with `module` and `description` (its `capabilities` may be empty)",
+                        cap.name, origin.rust_type
+                    ),
+                );
+            }
+        }
+    }
+    for (module, file, pos) in std::mem::take(&mut names.empty_modules) {
+        if loaded.set.module(&module).is_some_and(|m| m.capabilities.is_empty()) {
+            loaded.findings.push(Finding::error(
+                rule::SPEC_MISSING_FIELD,
+                &file,
+                pos,
+                "`capabilities` is empty; a module needs at least one capability, here or declared with #[derive(Capability)] in a [code_first] package",
+            ));
+        }
+    }
     names.report(&mut loaded.findings);
     loaded.set.modules.sort_by(|a, b| a.name.cmp(&b.name));
     for module in &mut loaded.set.modules {
@@ -218,9 +276,14 @@ pub fn load_files(files: Vec<SpecFile>) -> Loaded {
 
 /// Read and load the specs directory of a project.
 pub fn load_dir(root: &Path, specs_dir: &str) -> Loaded {
+    load_dir_with(root, specs_dir, Vec::new())
+}
+
+/// [`load_dir`] with code-first specs joining (see [`load_files_with`]).
+pub fn load_dir_with(root: &Path, specs_dir: &str, code_first: Vec<CodeFirstEntry>) -> Loaded {
     let (files, mut read_findings) = read_spec_dir(root, specs_dir);
     let no_files = files.is_empty() && read_findings.is_empty();
-    let mut loaded = load_files(files);
+    let mut loaded = load_files_with(files, code_first);
     if no_files {
         loaded.findings.push(Finding::error(
             rule::SPEC_EMPTY,
@@ -240,6 +303,8 @@ pub fn load_dir(root: &Path, specs_dir: &str) -> Loaded {
 struct NameTable {
     modules: HashMap<String, Vec<(String, Pos)>>,
     capabilities: HashMap<String, Vec<NameUse>>,
+    /// Modules written with `capabilities: []`: (module, file, position).
+    empty_modules: Vec<(String, String, Pos)>,
 }
 
 struct NameUse {
@@ -262,6 +327,7 @@ impl NameTable {
         for (name, uses) in caps {
             self.capabilities.entry(name).or_default().extend(uses);
         }
+        self.empty_modules.extend(other.empty_modules);
     }
 
     fn report(self, findings: &mut Vec<Finding>) {
@@ -418,11 +484,8 @@ impl Decoder<'_> {
                 "the module is missing required key `capabilities`; add a list with at least one capability",
             ),
             Some(node) => match &node.value {
-                Value::Seq(items) if items.is_empty() => self.error(
-                    rule::SPEC_MISSING_FIELD,
-                    node.pos,
-                    "`capabilities` is empty; a module needs at least one capability",
-                ),
+                // Code-first specs may fill it; checked once they have joined.
+                Value::Seq(items) if items.is_empty() => self.names.empty_modules.push((stem.clone(), self.file.to_string(), node.pos)),
                 Value::Seq(items) => {
                     for item in items {
                         if let Some(cap) = self.capability(item, &stem) {
@@ -588,6 +651,7 @@ impl Decoder<'_> {
             aliases,
             deprecated,
             pos: name_node.map_or(node.pos, |n| n.pos),
+            code_first: None,
         })
     }
 

@@ -83,11 +83,31 @@ pub struct CapabilitySpec {
     pub deferred: bool,
     pub aliases: Vec<String>,
     pub deprecated: Option<String>,
-    /// Where `name:` is written.
+    /// Where `name:` is written (for a code-first spec: where the derive is,
+    /// in [`CodeOrigin::file`]).
     pub pos: Pos,
+    /// Set when the spec is declared in Rust with `#[derive(Capability)]`.
+    pub code_first: Option<CodeOrigin>,
+}
+
+/// Where a code-first spec comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeOrigin {
+    /// The Cargo package that exported it.
+    pub package: String,
+    /// The Rust file holding the derive, relative to the project root.
+    pub file: String,
+    /// The args struct's path (`crate_name::module::Type`).
+    pub rust_type: String,
 }
 
 impl CapabilitySpec {
+    /// The file this spec is written in: the module's spec file, or the Rust
+    /// file of a code-first spec.
+    pub fn file<'a>(&'a self, module: &'a ModuleSpec) -> &'a str {
+        self.code_first.as_ref().map_or(&module.file, |o| &o.file)
+    }
+
     /// The catalog one-liner: the description's first sentence, on one line.
     pub fn summary(&self) -> String {
         first_sentence(&self.description)

@@ -78,8 +78,17 @@ pub fn scaffold(root: &Path) -> Result<ScaffoldOutcome, SyncError> {
         while entry.0.contains(&format!("fn {fn_name}(")) {
             fn_name.push_str("_impl");
         }
+        // A code-first spec's args are its own type (`my_crate::a::T` is
+        // `crate::a::T` inside the crate).
+        let (attr, args) = match &c.code_first {
+            Some(origin) => {
+                let in_crate = origin.rust_type.split_once("::").map_or(origin.rust_type.clone(), |(_, rest)| format!("crate::{rest}"));
+                ("#[capspec::capability]".to_string(), in_crate)
+            }
+            None => (format!("#[capspec::capability({path})]"), format!("{path}::Args")),
+        };
         entry.0.push_str(&format!(
-            "\n#[capspec::capability({path})]\nasync fn {fn_name}(_run: &capspec::Run, _args: {path}::Args) -> capspec::CapResult<{output}> {{\n    todo!(\"implement {}.{}\")\n}}\n",
+            "\n{attr}\nasync fn {fn_name}(_run: &capspec::Run, _args: {args}) -> capspec::CapResult<{output}> {{\n    todo!(\"implement {}.{}\")\n}}\n",
             m.name, c.name
         ));
         entry.1.push(c.name.clone());

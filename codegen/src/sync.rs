@@ -44,7 +44,11 @@ pub fn render_project(project: &Project) -> Option<(Targets, Vec<Artifact>)> {
     let targets = Targets::from_config(config);
     let root = &config.root;
     let existing = |path: &str| std::fs::read_to_string(root.join(path)).ok();
-    let artifacts = render::render_all_reusing(&project.loaded.set, &targets, &existing);
+    let mut artifacts = render::render_all_reusing(&project.loaded.set, &targets, &existing);
+    if let Some(record) = &project.code_first_record {
+        artifacts.push(Artifact { path: config.code_first.record.clone(), contents: crate::code_first::render_record(record) });
+        artifacts.sort();
+    }
     Some((targets, artifacts))
 }
 
@@ -208,7 +212,12 @@ fn direction(from: &str, to: &str) -> &'static str {
 /// orphaned generated files, leave everything else alone. With spec or
 /// config errors nothing is written and the findings are returned.
 pub fn sync(root: &Path) -> Result<SyncOutcome, SyncError> {
-    let project = check::open(root)?;
+    sync_with(root, None)
+}
+
+/// [`sync`] with code-first specs from `code_first` (see [`check::open_with`]).
+pub fn sync_with(root: &Path, code_first: Option<&crate::code_first::CodeFirstInput>) -> Result<SyncOutcome, SyncError> {
+    let project = check::open_with(root, code_first)?;
     let Some((targets, artifacts)) = render_project(&project) else {
         let mut findings = project.config_findings;
         findings.extend(project.loaded.findings);

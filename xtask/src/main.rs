@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use capspec_codegen::code_first::{CodeFirstInput, ExportFailure};
 use capspec_codegen::report::{self, Format};
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -18,8 +19,12 @@ PROJECT CONFIG (capspec.toml, in the root; paths relative to it):
   specifier = \"@capspec/host\"          guest import prefix: \"@capspec/host/<module>\"
   bridge = \"capspec:bridge\"            private bridge module the facades import
   [coverage]
-  sources = [\"src\"]                    scanned for #[capability] fns
+  sources = [\"src\"]                    scanned for #[capability] fns and #[derive(Capability)] structs
   tests = [\"tests\"]                    scanned for tests that exercise capabilities
+  [code_first]
+  packages = []                        Cargo packages whose #[derive(Capability)] specs join the YAML
+                                       specs (sync/check build their lib tests to export them)
+  record = \"<specs>/code-first.json\"   generated record of what they last exported
   [[allow]]                            suppress one coverage/* or breaking/* finding:
   rule = \"…\"  capability = \"…\" (or file = \"…\")  reason = \"a real reason\"
 
@@ -66,9 +71,15 @@ enum Command {
     /// Regenerate every artifact from the specs; write only what changed, remove orphaned
     /// generated files. With spec errors nothing is written.
     #[command(after_help = CONFIG_HELP)]
+    ///
+    /// Code-first specs are exported by building the [code_first] packages' lib tests; a
+    /// package that does not build keeps its recorded specs, the rest is still regenerated,
+    /// and sync exits 1.
     Sync {
         #[command(flatten)]
         root: RootArg,
+        #[command(flatten)]
+        build: BuildArg,
     },
     /// Append a ready-to-fill #[capability] fn for every capability without an impl to
     /// <first coverage source>/capabilities/<module>.rs (never touching existing code).
@@ -83,6 +94,8 @@ enum Command {
     Check {
         #[command(flatten)]
         root: RootArg,
+        #[command(flatten)]
+        build: BuildArg,
         /// Output format: rustc-like text, one JSON object, GitHub workflow commands, or SARIF 2.1.0.
         #[arg(long, value_enum, default_value_t = FormatArg::Human)]
         format: FormatArg,
@@ -111,6 +124,33 @@ impl RootArg {
         self.root.clone().unwrap_or_else(|| {
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
         })
+    }
+}
+
+#[derive(clap::Args)]
+struct BuildArg {
+    /// Take code-first specs from the record file instead of building the [code_first]
+    /// packages (their specs are then not compared with the code).
+    #[arg(long)]
+    no_build: bool,
+}
+
+impl BuildArg {
+    /// Export the code-first specs unless `--no-build`: the input for
+    /// `open_with` and the packages that failed. Without a readable config
+    /// or packages there is nothing to build (the library reports the rest).
+    fn export(&self, root: &std::path::Path) -> (Option<CodeFirstInput>, Vec<ExportFailure>) {
+        let mut sources = Default::default();
+        let Ok(load) = capspec_codegen::config::load_config(root, &mut sources) else { return (None, Vec::new()) };
+        let Some(config) = load.config.filter(|c| !c.code_first.packages.is_empty()) else { return (None, Vec::new()) };
+        if self.no_build {
+            return (None, Vec::new());
+        }
+        let names: Vec<&str> = config.code_first.packages.iter().map(|(p, _)| p.as_str()).collect();
+        eprintln!("exporting code-first specs: cargo test --lib -p {}", names.join(" -p "));
+        let (exported, failures) = capspec_codegen::code_first::export(root, &config);
+        let from_record = failures.iter().map(|f| f.package.clone()).collect();
+        (Some(CodeFirstInput { exported, from_record }), failures)
     }
 }
 
@@ -154,9 +194,14 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Sync { root } => {
+        Command::Sync { root, build } => {
             let root = root.resolve();
-            match capspec_codegen::sync(&root) {
+            let (input, failures) = build.export(&root);
+            for failure in &failures {
+                eprintln!("warning: {}", failure.message);
+                eprintln!("  `{}` keeps the code-first specs recorded at its last export; everything else is regenerated", failure.package);
+            }
+            match capspec_codegen::sync::sync_with(&root, input.as_ref()) {
                 Ok(outcome) if !outcome.findings.is_empty() => {
                     let report = report::Report { findings: outcome.findings, sources: outcome.sources };
                     print!("{}", report::render(&report, Format::Human));
@@ -176,7 +221,12 @@ fn main() -> ExitCode {
                         outcome.removed.len(),
                         outcome.unchanged
                     );
-                    ExitCode::SUCCESS
+                    if failures.is_empty() {
+                        ExitCode::SUCCESS
+                    } else {
+                        eprintln!("sync: {} code-first package(s) could not be exported (see above)", failures.len());
+                        ExitCode::from(1)
+                    }
                 }
                 Err(err) => {
                     eprintln!("error: {err}");
@@ -215,13 +265,14 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Check { root, format, base, suggest_allow } => {
+        Command::Check { root, build, format, base, suggest_allow } => {
             if suggest_allow && !matches!(format, FormatArg::Json) {
                 eprintln!("error: --suggest-allow needs --format json");
                 return ExitCode::from(2);
             }
             let root = root.resolve();
-            let options = capspec_codegen::check::CheckOptions { base };
+            let (code_first, export_failures) = build.export(&root);
+            let options = capspec_codegen::check::CheckOptions { base, code_first, export_failures };
             match capspec_codegen::check::check_with(&root, &options) {
                 Ok(report) => {
                     let format = match format {

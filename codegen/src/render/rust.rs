@@ -142,6 +142,40 @@ struct TypeGen {
 }
 
 impl TypeGen {
+    /// `Args` from the input schema (an empty closed struct without one)
+    /// and `Output` from the output schema.
+    fn args_and_output(&mut self, cap: &CapabilitySpec) {
+        match &cap.input {
+            Some(input) => {
+                self.root_defs(input);
+                self.structure("Args", input, Some(&format!("Arguments of `{}`.", cap.name)));
+            }
+            None => {
+                let empty = Schema { types: vec![JsonType::Object], additional_properties: Some(Additional::Allowed(false)), ..Schema::default() };
+                self.structure("Args", &empty, Some(&format!("Arguments of `{}` (it takes none).", cap.name)));
+            }
+        }
+        if let Some(output) = &cap.output {
+            self.root_defs(output);
+            let plain_object = output.single_type() == Some(JsonType::Object)
+                && !output.is_nullable()
+                && !output.properties.is_empty()
+                && output.reference.is_none()
+                && output.enum_values.is_none()
+                && output.one_of.is_none()
+                && output.any_of.is_none();
+            if plain_object {
+                self.structure("Output", output, Some(&format!("The result of `{}`.", cap.name)));
+            } else {
+                let ty = self.named(output, "OutputValue");
+                self.items.push(quote! {
+                    /// The result of the capability.
+                    pub type Output = #ty;
+                });
+            }
+        }
+    }
+
     /// Declare the `$defs` of a root schema as named types. Names are
     /// allocated first so definitions may refer to each other in any order.
     fn root_defs(&mut self, root: &Schema) {
@@ -369,34 +403,17 @@ fn opt_str(value: Option<&str>) -> TokenStream {
 /// The `pub mod <name> { … }` of one capability.
 fn capability(module: &ModuleSpec, cap: &CapabilitySpec) -> TokenStream {
     let mut types = TypeGen { items: Vec::new(), used: ["Args", "Output", "SPEC"].map(String::from).into(), defs: BTreeMap::new() };
-    match &cap.input {
-        Some(input) => {
-            types.root_defs(input);
-            types.structure("Args", input, Some(&format!("Arguments of `{}`.", cap.name)));
+    // A code-first capability's arguments are its own Rust type: only its
+    // spec is generated.
+    match &cap.code_first {
+        Some(origin) => {
+            let doc = lit(&format!(
+                " Declared in Rust: `#[derive(Capability)]` on `{}` ({}); implement it with a `#[capability]` fn taking that type.",
+                origin.rust_type, origin.file
+            ));
+            types.items.push(quote! { #![doc = #doc] });
         }
-        None => {
-            let empty = Schema { types: vec![JsonType::Object], additional_properties: Some(Additional::Allowed(false)), ..Schema::default() };
-            types.structure("Args", &empty, Some(&format!("Arguments of `{}` (it takes none).", cap.name)));
-        }
-    }
-    if let Some(output) = &cap.output {
-        types.root_defs(output);
-        let plain_object = output.single_type() == Some(JsonType::Object)
-            && !output.is_nullable()
-            && !output.properties.is_empty()
-            && output.reference.is_none()
-            && output.enum_values.is_none()
-            && output.one_of.is_none()
-            && output.any_of.is_none();
-        if plain_object {
-            types.structure("Output", output, Some(&format!("The result of `{}`.", cap.name)));
-        } else {
-            let ty = types.named(output, "OutputValue");
-            types.items.push(quote! {
-                /// The result of the capability.
-                pub type Output = #ty;
-            });
-        }
+        None => types.args_and_output(cap),
     }
     let cap_id = ident(&cap.name);
     let category = ident(match cap.category {
@@ -462,7 +479,8 @@ pub fn module_inputs_key(module: &ModuleSpec, facade: &str, catalog: &str) -> St
         .map(|c| {
             serde_json::json!([
                 c.name, c.category.as_str(), c.description, c.input.as_ref().map(|s| s.to_json()),
-                c.output.as_ref().map(|s| s.to_json()), c.user_message, c.deferred, c.aliases, c.deprecated
+                c.output.as_ref().map(|s| s.to_json()), c.user_message, c.deferred, c.aliases, c.deprecated,
+                c.code_first.as_ref().map(|o| [&o.rust_type, &o.file])
             ])
         })
         .collect();

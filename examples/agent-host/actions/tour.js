@@ -31,6 +31,8 @@ export default async function tour() {
     workspace.search_files({ query: "hello" }),
   ]);
   const note = await attempt(() => notes.create_note({ title: "Tour", body: "written by tour.js", tags: ["tour"] }));
+  // tag_note is declared in Rust (#[derive(Capability)]); guests call it like any other.
+  const tagged = note.id ? await attempt(() => notes.tag_note({ note_id: note.id, tags: ["guest"] })) : note;
   const remembered = await attempt(() => memory.remember({ key: "tour.visited", value: "yes" }));
   const echo = await attempt(() => shell.run_command({ program: "echo", args: ["shell works"] }));
   const planned = await attempt(() =>
@@ -45,6 +47,7 @@ export default async function tour() {
     files: listing.entries.map((e) => e.path),
     matches: found.matches.length,
     note,
+    tagged,
     remembered,
     shell: echo.stdout ? echo.stdout.trim() : echo,
     plan: planned,

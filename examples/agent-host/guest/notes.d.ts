@@ -59,6 +59,21 @@ export interface ReadNoteArgs {
  */
 export declare function read_note(args: ReadNoteArgs): Promise<ReadNoteNote>;
 
+/** Arguments of `tag_note`. */
+export interface TagNoteArgs {
+  /** The note to tag. */
+  note_id: string;
+  /** Tags to add. */
+  tags: string[];
+}
+
+/**
+ * Add tags to a note; tags it already carries are kept once. Returns the note's tags, sorted.
+ *
+ * Category: write.
+ */
+export declare function tag_note(args: TagNoteArgs): Promise<unknown>;
+
 /** Arguments of `update_note`. */
 export interface UpdateNoteArgs {
   note_id: string;
@@ -79,6 +94,7 @@ declare const _default: {
   delete_note: typeof delete_note;
   list_notes: typeof list_notes;
   read_note: typeof read_note;
+  tag_note: typeof tag_note;
   update_note: typeof update_note;
 };
 export default _default;

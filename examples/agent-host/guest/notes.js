@@ -19,8 +19,12 @@ export async function read_note(args = {}) {
   return call("notes", "read_note", args);
 }
 
+export async function tag_note(args = {}) {
+  return call("notes", "tag_note", args);
+}
+
 export async function update_note(args = {}) {
   return call("notes", "update_note", args);
 }
 
-export default { create_note, delete_note, list_notes, read_note, update_note };
+export default { create_note, delete_note, list_notes, read_note, tag_note, update_note };

@@ -121,13 +121,14 @@ fn the_shipped_tour_touches_every_module() {
     assert_eq!(value["result"]["plan"], json!({"plan_id": "plan-1"}));
     assert_eq!(value["result"]["web"], json!({"refused": "failed"}));
     assert_eq!(value["result"]["files"], json!(["hello.txt"]));
+    assert_eq!(value["result"]["tagged"], json!({"tags": ["guest", "tour"]}), "the code-first tag_note runs from a guest");
     let modules: std::collections::BTreeSet<&str> =
         value["receipts"].as_array().unwrap().iter().map(|r| r["capability"].as_str().unwrap().split('.').next().unwrap()).collect();
     assert_eq!(modules.into_iter().collect::<Vec<_>>(), ["memory", "notes", "plan", "shell", "web", "workspace"]);
     for r in value["receipts"].as_array().unwrap() {
         assert!(r["ms"].is_number() && r["decision"].is_string() && r["status"].is_string(), "{r}");
     }
-    assert_eq!(value["logs"], json!(["mounted: 26 capabilities", "web.fetch_url: failed"]));
+    assert_eq!(value["logs"], json!(["mounted: 27 capabilities", "web.fetch_url: failed"]));
     // In default mode without a terminal, every ask is denied — and shown, not fatal.
     let (code, stdout) = agent_host(&["run", &action("tour.js"), "--json"], &dir);
     assert_eq!(code, 0, "{stdout}");

@@ -51,8 +51,37 @@ impl Drop for Host {
 fn every_spec_has_an_impl() {
     let registry = agent_host::registry().unwrap();
     let mounted = registry.mount_all();
-    assert_eq!(mounted.capabilities().len(), 26);
+    assert_eq!(mounted.capabilities().len(), 27);
     assert_eq!(mounted.module_names(), ["memory", "notes", "plan", "shell", "web", "workspace"]);
+}
+
+/// `notes.tag_note` is declared in Rust with #[derive(Capability)]; after
+/// `cargo xtask sync` it is served like the YAML specs: in the catalog,
+/// validated against its schemars schema, gated as `write`.
+#[test]
+fn code_first_tag_note_is_catalogued_validated_and_gated() {
+    let host = Host::new("tag-note");
+    let catalog = host.mounted.catalog();
+    assert!(catalog.contains("- `tag_note({note_id: string /* The note to tag. */, tags: string[](1..20 items) /* Tags to add. */})` · write ·"), "{catalog}");
+    let run = host.auto();
+    let id = host.call(&run, "create_note", json!({"title": "T", "body": "b", "tags": ["x"]})).unwrap()["id"].as_str().unwrap().to_string();
+
+    // `write` asks in default mode; a denial never reaches the impl.
+    let approver = ScriptedApprover::new([Approval::Deny("not now".into())]);
+    let asking = host.run(Mode::Default, approver.clone());
+    let denied = host.call(&asking, "tag_note", json!({"note_id": id, "tags": ["y"]})).unwrap_err();
+    assert_eq!(denied.code, ErrorCode::PermissionDenied);
+    assert_eq!(approver.asked()[0].capability, "notes.tag_note");
+    assert_eq!(host.call(&run, "read_note", json!(id.clone())).unwrap()["tags"], json!(["x"]));
+
+    // The schema from schemars is enforced before the impl (minItems: 1).
+    let refused = host.call(&run, "tag_note", json!({"note_id": id, "tags": []})).unwrap_err();
+    assert_eq!(refused.code, ErrorCode::InvalidArguments);
+    assert!(refused.message.contains("/tags"), "{}", refused.message);
+
+    // camelCase folds onto the Rust field names like any capability's.
+    assert_eq!(host.call(&run, "tag_note", json!({"noteId": id, "tags": ["y", "x"]})).unwrap(), json!({"tags": ["x", "y"]}));
+    assert_eq!(host.call(&run, "read_note", json!(id)).unwrap()["tags"], json!(["x", "y"]));
 }
 
 #[test]
