@@ -75,7 +75,7 @@ fn repo() -> TempDir {
 }
 
 fn breaking(root: &Path, base: &str) -> capspec_codegen::Report {
-    let mut report = check_with(root, &CheckOptions { base: Some(base.into()) }).unwrap();
+    let mut report = check_with(root, &CheckOptions { base: Some(base.into()), ..CheckOptions::default() }).unwrap();
     report.findings.retain(|f| f.rule.starts_with("breaking/"));
     report
 }
@@ -129,9 +129,9 @@ fn remote_branches_and_shallow_clones() {
     let shallow = TempDir::new("breaking-shallow");
     std::fs::remove_dir_all(shallow.path()).unwrap();
     git(dir.path(), &["clone", "-q", "--depth", "1", &url, &shallow.path().to_string_lossy()]);
-    let err = check_with(&shallow.path().join("sub"), &CheckOptions { base: Some("v1".into()) }).unwrap_err();
+    let err = check_with(&shallow.path().join("sub"), &CheckOptions { base: Some("v1".into()), ..CheckOptions::default() }).unwrap_err();
     let message = err.to_string();
     assert!(message.contains("shallow clone") && message.contains("fetch"), "{message}");
-    let err = check_with(&root, &CheckOptions { base: Some("no-such-branch".into()) }).unwrap_err();
+    let err = check_with(&root, &CheckOptions { base: Some("no-such-branch".into()), ..CheckOptions::default() }).unwrap_err();
     assert!(err.to_string().contains("no commit named `no-such-branch`"), "{err}");
 }
