@@ -176,7 +176,7 @@ fn load_one(file: SpecFile) -> FileResult {
             return result;
         }
     };
-    let mut decoder = Decoder { file: &file.path, findings: &mut result.findings, names: &mut result.names };
+    let mut decoder = Decoder { file: &file.path, findings: &mut result.findings, names: &mut result.names, code_first: false };
     result.module = match yaml::parse(&text) {
         Ok(node) => decoder.module(&node),
         Err(err) => {
@@ -231,7 +231,7 @@ pub fn load_files_with(files: Vec<SpecFile>, code_first: Vec<CodeFirstEntry>) ->
         if let Some(text) = text {
             loaded.sources.insert(&origin.file, text);
         }
-        let mut decoder = Decoder { file: &origin.file, findings: &mut loaded.findings, names: &mut names };
+        let mut decoder = Decoder { file: &origin.file, findings: &mut loaded.findings, names: &mut names, code_first: true };
         if let Some(problem) = name_problem(&module) {
             decoder.error(rule::SPEC_INVALID_NAME, node.pos, format!("invalid module name in #[capability(module = …)]: {problem}"));
             continue;
@@ -248,7 +248,7 @@ pub fn load_files_with(files: Vec<SpecFile>, code_first: Vec<CodeFirstEntry>) ->
                     rule::CODE_FIRST_UNKNOWN_MODULE,
                     node.pos,
                     format!(
-                        "`{}` (#[derive(Capability)] on `{}`) names module `{module}`, which no spec file declares{hint}; a module is declared in a spec file with `module` and `description` (its `capabilities` may be empty)",
+                        "`{}` (#[derive(Capability)] on `{}`) names module `{module}`, which no spec file declares (a spec file declares a module with `module` and `description`; its `capabilities` may be empty){hint}",
                         cap.name, origin.rust_type
                     ),
                 );
@@ -379,6 +379,8 @@ struct Decoder<'a> {
     file: &'a str,
     findings: &'a mut Vec<Finding>,
     names: &'a mut NameTable,
+    /// Decoding a code-first spec (named so in duplicate reports).
+    code_first: bool,
 }
 
 impl Decoder<'_> {
@@ -521,7 +523,7 @@ impl Decoder<'_> {
                 self.names.capabilities.entry(n.clone()).or_default().push(NameUse {
                     file: self.file.to_string(),
                     pos: name_node.pos,
-                    what: format!("capability `{module}.{n}`"),
+                    what: format!("{}capability `{module}.{n}`", if self.code_first { "code-first " } else { "" }),
                 });
             }
         }
