@@ -42,7 +42,9 @@ fn text(bytes: Vec<u8>) -> String {
 
 /// The spec set at `git_ref` (specs that fail to load there are skipped:
 /// only contracts that existed are compared).
-pub fn base_specs(root: &Path, specs_dir: &str, git_ref: &str) -> Result<SpecSet, BaseError> {
+/// The specs at `git_ref`: the spec files under `specs_dir`, and the
+/// code-first specs in the record file `record` (when given and present).
+pub fn base_specs(root: &Path, specs_dir: &str, record: Option<&str>, git_ref: &str) -> Result<SpecSet, BaseError> {
     let fail = |message: String| BaseError::Git { git_ref: git_ref.to_string(), message };
     git(root, &["rev-parse", "--show-toplevel"]).map_err(|_| fail(format!("`{}` is not inside a git repository", root.display())))?;
     let commit = git(root, &["rev-parse", "--verify", "--quiet", &format!("{git_ref}^{{commit}}")]).map(text);
@@ -72,7 +74,15 @@ pub fn base_specs(root: &Path, specs_dir: &str, git_ref: &str) -> Result<SpecSet
         let rel = full.strip_prefix(&prefix).unwrap_or(&full).to_string();
         files.push(SpecFile { path: rel, bytes });
     }
-    Ok(load::load_files(files).set)
+    let mut code_first = Vec::new();
+    if let Some(record) = record {
+        let full = format!("{prefix}{record}");
+        if let Ok(bytes) = git(root, &["cat-file", "blob", &format!("{commit}:{full}")]) {
+            let (specs, _) = crate::code_first::parse_record(record, &String::from_utf8_lossy(&bytes));
+            code_first = crate::code_first::convert(root, specs).entries;
+        }
+    }
+    Ok(load::load_files_with(files, code_first).set)
 }
 
 fn finding(rule: &str, file: &str, pos: Pos, capability: Option<&str>, target: &str, message: String) -> Finding {
@@ -141,7 +151,7 @@ fn compare_capability(_old_module: &ModuleSpec, old: &CapabilitySpec, module: &M
     if old.category != new.category {
         out.push(finding(
             CATEGORY_CHANGED,
-            &module.file,
+            new.file(module),
             new.pos,
             Some(&new.name),
             &qualified,
@@ -149,7 +159,7 @@ fn compare_capability(_old_module: &ModuleSpec, old: &CapabilitySpec, module: &M
         ));
     }
     let empty = Schema::default();
-    compare_object(old.input.as_ref().unwrap_or(&empty), new.input.as_ref().unwrap_or(&empty), "", &qualified, &module.file, new, out);
+    compare_object(old.input.as_ref().unwrap_or(&empty), new.input.as_ref().unwrap_or(&empty), "", &qualified, new.file(module), new, out);
 }
 
 fn type_signature(s: &Schema) -> String {

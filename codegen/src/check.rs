@@ -97,7 +97,8 @@ pub fn check_with(root: &Path, options: &CheckOptions) -> Result<Report, FatalEr
         }
     }
     if let (Some(git_ref), Some(config)) = (&options.base, &project.config) {
-        let base = crate::breaking::base_specs(root, &config.specs, git_ref)?;
+        let record = (!config.code_first.packages.is_empty()).then_some(config.code_first.record.as_str());
+        let base = crate::breaking::base_specs(root, &config.specs, record, git_ref)?;
         findings.extend(crate::breaking::compare(&base, &project.loaded.set));
     }
     if let Some(config) = &project.config {

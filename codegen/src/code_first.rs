@@ -104,6 +104,16 @@ pub fn resolve(root: &Path, config: &Config, input: &CodeFirstInput) -> Resolved
         out.findings.extend(findings);
         specs.extend(recorded.into_iter().filter(|e| input.from_record.contains(&e.package) && configured.contains(e.package.as_str())));
     }
+    let converted = convert(root, specs);
+    out.entries = converted.entries;
+    out.record = converted.record;
+    out.findings.extend(converted.findings);
+    out
+}
+
+/// Convert exported or recorded specs into loader entries and the record.
+pub fn convert(root: &Path, mut specs: Vec<Exported>) -> Resolved {
+    let mut out = Resolved::default();
     let mut texts: std::collections::BTreeMap<String, Option<String>> = std::collections::BTreeMap::new();
     for spec in &mut specs {
         let text = texts.entry(spec.file.clone()).or_insert_with(|| std::fs::read_to_string(root.join(&spec.file)).ok());
@@ -208,6 +218,11 @@ fn read_record(root: &Path, path: &str) -> (Vec<Exported>, Vec<Finding>) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
         Err(e) => return (Vec::new(), vec![Finding::error(rule::CODE_FIRST_RECORD, path, Pos::default(), format!("cannot read the code-first record: {e}"))]),
     };
+    parse_record(path, &text)
+}
+
+/// Parse a record file's text (`path` names it in findings).
+pub fn parse_record(path: &str, text: &str) -> (Vec<Exported>, Vec<Finding>) {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Record {
@@ -215,7 +230,7 @@ fn read_record(root: &Path, path: &str) -> (Vec<Exported>, Vec<Finding>) {
         generated: String,
         capabilities: Vec<Exported>,
     }
-    match serde_json::from_str::<Record>(&text) {
+    match serde_json::from_str::<Record>(text) {
         Ok(r) => (r.capabilities, Vec::new()),
         Err(e) => {
             let pos = Pos { line: e.line() as u32, column: e.column() as u32 };
