@@ -339,6 +339,45 @@ fn registry_reports_missing_and_unknown_impls_when_built() {
     assert_eq!(err.problems, ["ghost.rs:7: impl of `canary.ghost`, which no spec declares"]);
 }
 
+/// A `#[derive(Capability)]` spec that the generated tables miss, or carry
+/// with another category or description, stops the registry from building:
+/// a stale build never gates a write under a read classification.
+#[test]
+fn registry_refuses_code_first_specs_the_bindings_do_not_match() {
+    fn schema() -> Value {
+        json!({"type": "object"})
+    }
+    let declared = |name: &'static str, category: capspec::Category, description: &'static str| capspec::CodeFirst {
+        module: "canary",
+        name,
+        category,
+        description,
+        rust_type: "host::Args",
+        file: "src/host.rs",
+        line: 12,
+        column: 8,
+        input_schema: schema,
+    };
+    let peek = canary::peek::SPEC;
+    let matching = declared("peek", peek.category, peek.description);
+    let impls: Vec<_> = capspec::registry::registrations().collect();
+    Registry::build(&[canary::MODULE], impls.iter().copied(), [&matching]).expect("a code-first spec the bindings carry as declared");
+
+    let reclassified = declared("peek", capspec::Category::Write, peek.description);
+    let redescribed = declared("peek", peek.category, "Something else.");
+    let unsynced = declared("unsynced", capspec::Category::Read, "New.");
+    let other_module = capspec::CodeFirst { module: "elsewhere", ..declared("x", capspec::Category::Read, "X.") };
+    let err = Registry::build(&[canary::MODULE], impls.iter().copied(), [&reclassified, &redescribed, &unsynced, &other_module]).unwrap_err();
+    assert_eq!(
+        err.problems,
+        [
+            "src/host.rs:12: `canary.peek` is `write` in the code but `read` in the generated bindings; run `cargo xtask sync`",
+            "src/host.rs:12: the description of `canary.peek` differs between the code and the generated bindings; run `cargo xtask sync`",
+            "src/host.rs:12: `canary.unsynced` is declared by #[derive(Capability)] on `host::Args` but is not in the generated bindings; list its package under [code_first] in capspec.toml and run `cargo xtask sync`",
+        ]
+    );
+}
+
 #[test]
 fn a_session_sees_only_what_it_mounted() {
     let registry = registry();
