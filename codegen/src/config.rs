@@ -439,6 +439,26 @@ mod tests {
     }
 
     #[test]
+    fn code_first_section_is_checked() {
+        let dir = std::env::temp_dir().join(format!("capspec-config-cf-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("specs")).unwrap();
+        let load = parse_config(&dir, "specs = \"specs\"\n[code_first]\npackages = [\"host\", \"bad name\", \"host\", 3]\nrecord = \"../x.json\"\npackges = []\n");
+        let found: Vec<(&str, u32, &str)> = load.findings.iter().map(|f| (f.rule.as_str(), f.line, f.message.as_str())).collect();
+        assert_eq!(
+            found,
+            [
+                ("config/unknown-key", 5, "unknown key `packges` in [code_first]; did you mean `packages`?"),
+                ("config/invalid-value", 3, "`packages` entries are Cargo package names (letters, digits, `-`, `_`), as `cargo test -p` takes them"),
+                ("config/invalid-value", 3, "package `host` is listed twice in `packages`"),
+                ("config/invalid-value", 3, "`packages` entries are Cargo package names (letters, digits, `-`, `_`), as `cargo test -p` takes them"),
+                ("config/bad-path", 4, "`record = \"../x.json\"` leaves the project root (`..`); paths must stay inside it"),
+            ]
+        );
+        assert_eq!(load.config.unwrap().code_first.packages.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(), ["host"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn path_rules() {
         assert_eq!(path_problem("a/b"), None);
         assert_eq!(path_problem("a/../b"), None);
