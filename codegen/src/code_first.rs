@@ -116,7 +116,10 @@ pub fn convert(root: &Path, mut specs: Vec<Exported>) -> Resolved {
     let mut out = Resolved::default();
     let mut texts: std::collections::BTreeMap<String, Option<String>> = std::collections::BTreeMap::new();
     for spec in &mut specs {
-        let text = texts.entry(spec.file.clone()).or_insert_with(|| std::fs::read_to_string(root.join(&spec.file)).ok());
+        // Only files inside the project are read (for snippets): a record
+        // naming `/etc/…` or `../…` reads nothing.
+        let inside = crate::config::path_problem(&spec.file).is_none();
+        let text = texts.entry(spec.file.clone()).or_insert_with(|| inside.then(|| std::fs::read_to_string(root.join(&spec.file)).ok()).flatten());
         if spec.line == 0 {
             let type_name = spec.rust_type.rsplit("::").next().unwrap_or_default();
             (spec.line, spec.column) = text.as_deref().and_then(|t| locate_struct(t, type_name)).unwrap_or((1, 1));

@@ -60,3 +60,27 @@ fn argument_inputs_never_panic() {
         assert!(result.is_ok(), "{name} panicked");
     }
 }
+
+#[test]
+fn code_first_record_inputs_load_and_render() {
+    use capspec_codegen::code_first::{convert, parse_record};
+    const NOTES: &str = "module: notes\ndescription: Notes.\ncapabilities:\n  - { name: read_note, category: read, description: Read. }\n";
+    let mut rendered = 0;
+    for (name, bytes) in inputs("code_first") {
+        let Ok(text) = String::from_utf8(bytes) else { continue };
+        let result = std::panic::catch_unwind(|| {
+            let (specs, _) = parse_record("specs/code-first.json", &text);
+            let entries = convert(std::path::Path::new("/nonexistent/capspec-fuzz"), specs).entries;
+            capspec_codegen::load::load_files_with(vec![SpecFile { path: "specs/notes.yaml".into(), bytes: NOTES.into() }], entries)
+        });
+        let loaded = result.unwrap_or_else(|_| panic!("{name} panicked the loader"));
+        if loaded.findings.iter().any(|f| f.severity == capspec_codegen::Severity::Error) {
+            continue;
+        }
+        for a in render_all(&loaded.set, &Targets::defaults()).iter().filter(|a| a.path.ends_with(".rs")) {
+            assert!(syn::parse_file(&a.contents).is_ok(), "{name}: {} does not parse", a.path);
+        }
+        rendered += 1;
+    }
+    assert!(rendered >= 3, "only {rendered} code-first inputs were valid");
+}
