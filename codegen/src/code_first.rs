@@ -11,7 +11,8 @@
 //!    nothing depends on how a final binary is linked.
 //! 2. **Convert.** The `schemars` schema is reduced to the supported subset
 //!    (the importer's rule: unsupported keywords dropped, each a warning;
-//!    `$schema` and `title` silently), then the spec becomes a spec-shaped
+//!    `$schema`, `title` and the root `description` — the struct's doc
+//!    comment — silently), then the spec becomes a spec-shaped
 //!    node whose every position is the derive's, and joins its module
 //!    through the same capability rules as YAML ([`load::load_files_with`]).
 //! 3. **Record.** `sync` writes what the packages exported to the record
@@ -134,6 +135,10 @@ pub fn convert(root: &Path, mut specs: Vec<Exported>) -> Resolved {
         }
         let (file, pos, qualified) = (spec.file.clone(), Pos { line: spec.line, column: spec.column }, format!("{}.{}", spec.module, spec.name));
         crate::import::strip_unsupported(&mut schema, "/input", &mut |key, at| {
+            // schemars titles enum variants and structs; a title is only a label.
+            if key == "title" {
+                return;
+            }
             out.findings.push(
                 Finding::warning(
                     rule::CODE_FIRST_KEYWORD,

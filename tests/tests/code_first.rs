@@ -221,3 +221,64 @@ fn hostile_code_first_text_stays_inert() {
     let js = read(dir.path(), "guest/notes.js");
     assert!(!js.contains("${globalThis"), "descriptions never reach the facade as code");
 }
+
+mod real {
+    //! A real `#[derive(Capability)]` with the shapes schemars emits for
+    //! everyday Rust types (Option, unsigned ints, nested structs, unit and
+    //! documented enums, sets, maps), exported by the runtime exactly as the
+    //! hidden test does and read back by the generator.
+    use capspec::__private::{schemars, serde};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema, capspec::Capability)]
+    #[serde(crate = "capspec::__private::serde", deny_unknown_fields)]
+    #[schemars(crate = "capspec::__private::schemars")]
+    #[capability(module = "notes", category = "execute", description = "Schedule a reminder.")]
+    pub struct ScheduleReminderArgs {
+        /// What to say.
+        pub text: String,
+        pub delay_seconds: u32,
+        pub repeat: Option<Repeat>,
+        pub channel: Channel,
+        pub tags: BTreeSet<String>,
+        pub labels: BTreeMap<String, i64>,
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(crate = "capspec::__private::serde")]
+    #[schemars(crate = "capspec::__private::schemars")]
+    pub struct Repeat {
+        pub times: u8,
+        pub every_seconds: f64,
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(crate = "capspec::__private::serde", rename_all = "snake_case")]
+    #[schemars(crate = "capspec::__private::schemars")]
+    pub enum Channel {
+        /// A desktop notification.
+        Desktop,
+        Email,
+    }
+}
+
+#[test]
+fn a_real_schemars_export_round_trips_through_the_generator() {
+    let dir = project("cf-real");
+    let spec = <real::ScheduleReminderArgs as capspec::Capability>::SPEC;
+    let mut record = spec.export();
+    record["package"] = json!("host");
+    record["file"] = json!("src/notes.rs");
+    let exported: Exported = serde_json::from_value(record).expect("the runtime's export record is what the generator reads");
+    assert_eq!(exported.name, "schedule_reminder");
+    let input = fresh(vec![exported]);
+    let report = check(dir.path(), input.clone());
+    let dropped: Vec<&str> = report.findings.iter().filter(|f| f.rule == "code-first/unsupported-keyword").map(|f| f.message.as_str()).collect();
+    assert_eq!(dropped.len(), 1, "{dropped:#?}");
+    assert!(dropped[0].contains("dropped keyword `uniqueItems` at `/input/properties/tags/uniqueItems`"), "{dropped:#?}");
+    let outcome = capspec_codegen::sync::sync_with(dir.path(), Some(&input)).unwrap();
+    assert!(outcome.findings.is_empty(), "{:?}", outcome.findings);
+    let catalog = read(dir.path(), "catalog/notes.md");
+    let line = catalog.lines().find(|l| l.contains("schedule_reminder(")).expect("in the catalog");
+    insta::assert_snapshot!(line);
+}
