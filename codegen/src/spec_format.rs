@@ -16,8 +16,9 @@ struct SpecFile {
     /// One line describing the module.
     #[schemars(length(min = 1))]
     description: String,
-    /// The module's capabilities (at least one).
-    #[schemars(length(min = 1))]
+    /// The module's capabilities: at least one, here or declared in Rust
+    /// with `#[derive(Capability)]` in a `[code_first]` package (then `[]`
+    /// is allowed).
     capabilities: Vec<Capability>,
 }
 
