@@ -199,7 +199,10 @@ fn main() -> ExitCode {
             let (input, failures) = build.export(&root);
             for failure in &failures {
                 eprintln!("warning: {}", failure.message);
-                eprintln!("  `{}` keeps the code-first specs recorded at its last export; everything else is regenerated", failure.package);
+                eprintln!(
+                    "  `{}` keeps the code-first specs recorded at its last export; everything else is regenerated (run `cargo xtask sync` again once it builds)",
+                    failure.package
+                );
             }
             match capspec_codegen::sync::sync_with(&root, input.as_ref()) {
                 Ok(outcome) if !outcome.findings.is_empty() => {
