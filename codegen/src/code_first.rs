@@ -14,7 +14,7 @@
 //!    `$schema`, `title` and the root `description` — the struct's doc
 //!    comment — silently), then the spec becomes a spec-shaped
 //!    node whose every position is the derive's, and joins its module
-//!    through the same capability rules as YAML ([`load::load_files_with`]).
+//!    through the same capability rules as YAML ([`crate::load::load_files_with`]).
 //! 3. **Record.** `sync` writes what the packages exported to the record
 //!    file (`[code_first] record`, default `<specs>/code-first.json`), a
 //!    generated file like the category snapshot. When a package does not

@@ -1,7 +1,7 @@
 //! capspec's generator and drift gate as a library.
 //!
 //! The pipeline reads top to bottom: [`config`] → [`load`] (YAML → located
-//! tree → validated [`model::SpecSet`]) → [`check`] (findings) → [`report`]
+//! tree → validated [`model::SpecSet`]) → [`check`](mod@check) (findings) → [`report`]
 //! (human, JSON, GitHub). The `xtask` binary is a thin front over it, and a
 //! project can call [`check::check`] from a `#[test]`.
 
