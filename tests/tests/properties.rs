@@ -2,7 +2,8 @@
 //! — any Unicode in descriptions, enum values and property names — rendering
 //! is deterministic and independent of file order, every generated Rust file
 //! parses, facades export exactly the capability names, and no catalog or
-//! facade ever shows an alias.
+//! facade ever shows an alias; a code-first spec renders like the same YAML
+//! spec.
 
 use capspec_codegen::import;
 use capspec_codegen::load::{self, SpecFile};
@@ -190,5 +191,41 @@ proptest! {
                 prop_assert!(!schema_accepts, "{}: Args refuse {value} but the schema accepts it", spec.name);
             }
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// A capability declared in Rust renders exactly like the same
+    /// capability written in YAML: facade, `.d.ts`, catalog,
+    /// `capabilities.json` (fingerprint included) and snapshot are
+    /// byte-identical; only the Rust bindings differ (no `Args`).
+    #[test]
+    fn a_code_first_spec_renders_like_the_same_yaml_spec(t in tool()) {
+        use capspec_codegen::code_first::{Exported, convert};
+        let imported = import::import("mod0", &[("tool.json".to_string(), t.clone())]).expect("import runs");
+        let yaml = load::load_files(vec![SpecFile { path: "specs/mod0.yaml".into(), bytes: imported.yaml.clone().into_bytes() }]);
+        prop_assert!(yaml.findings.is_empty(), "{:?}", yaml.findings);
+        // The same module file without its capability, which comes from Rust.
+        let header = &imported.yaml[..imported.yaml.find("capabilities:\n").unwrap()];
+        let module_only = format!("{header}capabilities: []\n");
+        let exported = Exported {
+            package: "host".into(),
+            module: "mod0".into(),
+            name: t["name"].as_str().unwrap().into(),
+            category: import::category_of(t.get("annotations")).into(),
+            description: t["description"].as_str().unwrap().trim().into(),
+            rust_type: "host::Args".into(),
+            file: "src/lib.rs".into(),
+            line: 1,
+            column: 1,
+            input_schema: t["inputSchema"].clone(),
+        };
+        let entries = convert(std::path::Path::new("/nonexistent/capspec-properties"), vec![exported]).entries;
+        let code = load::load_files_with(vec![SpecFile { path: "specs/mod0.yaml".into(), bytes: module_only.into_bytes() }], entries);
+        prop_assert!(code.findings.is_empty(), "{:?}", code.findings);
+        let not_rust = |set| render::render_all(set, &targets()).into_iter().filter(|a| !a.path.ends_with(".rs")).collect::<Vec<_>>();
+        prop_assert_eq!(not_rust(&yaml.set), not_rust(&code.set));
     }
 }
