@@ -113,8 +113,8 @@ enum Command {
 
 #[derive(clap::Args)]
 struct RootArg {
-    /// The project root: a directory holding capspec.toml (need not be a Cargo project).
-    /// Defaults to the workspace root.
+    /// The project root: a directory holding capspec.toml (need not be a Cargo project, unless
+    /// [code_first] lists packages: cargo builds them from here). Defaults to the workspace root.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
 }
