@@ -36,15 +36,8 @@ pub fn open_with(root: &Path, code_first: Option<&CodeFirstInput>) -> Result<Pro
     let mut code_first_record = None;
     let mut loaded = match &config_load.config {
         Some(config) if root.join(&config.specs).is_dir() => {
-            let recorded;
-            let input = match code_first {
-                Some(input) => input,
-                None => {
-                    recorded = CodeFirstInput::recorded(config);
-                    &recorded
-                }
-            };
-            let resolved = crate::code_first::resolve(root, config, input);
+            let input = code_first.cloned().unwrap_or_else(|| CodeFirstInput::recorded(config));
+            let resolved = crate::code_first::resolve(root, config, &input);
             if !config.code_first.packages.is_empty() {
                 code_first_record = Some(resolved.record);
             }

@@ -94,21 +94,19 @@ pub struct Resolved {
 /// Combine fresh exports and recorded specs, convert their schemas, and
 /// turn them into loader entries.
 pub fn resolve(root: &Path, config: &Config, input: &CodeFirstInput) -> Resolved {
-    let mut out = Resolved::default();
     if config.code_first.packages.is_empty() {
-        return out;
+        return Resolved::default();
     }
     let configured: BTreeSet<&str> = config.code_first.packages.iter().map(|(p, _)| p.as_str()).collect();
     let mut specs: Vec<Exported> = input.exported.iter().filter(|e| configured.contains(e.package.as_str())).cloned().collect();
+    let mut record_findings = Vec::new();
     if !input.from_record.is_empty() {
         let (recorded, findings) = read_record(root, &config.code_first.record);
-        out.findings.extend(findings);
+        record_findings = findings;
         specs.extend(recorded.into_iter().filter(|e| input.from_record.contains(&e.package) && configured.contains(e.package.as_str())));
     }
-    let converted = convert(root, specs);
-    out.entries = converted.entries;
-    out.record = converted.record;
-    out.findings.extend(converted.findings);
+    let mut out = convert(root, specs);
+    out.findings.extend(record_findings);
     out
 }
 
