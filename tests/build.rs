@@ -23,8 +23,9 @@ fn main() {
     let mut index = String::new();
     for case in cases {
         let name = case.file_name().unwrap().to_string_lossy().replace('-', "_");
-        let project = capspec_codegen::check::open(&case).expect("fixture opens");
-        let (targets, artifacts) = capspec_codegen::sync::render_project(&project)
+        let project = capspec_codegen::open(&case).expect("fixture opens");
+        let capspec_codegen::project::Rendered { targets, artifacts } = project
+            .render()
             .unwrap_or_else(|| panic!("render fixture {} has spec errors", case.display()));
         let dir = out.join(&name);
         std::fs::create_dir_all(&dir).expect("create out dir");

@@ -1,9 +1,12 @@
-//! Times each renderer on a generated spec set: `cargo run --release -p
-//! capspec-benches --example profile_render -- 10000`.
+//! Times the phases of a render on a generated spec set — load, a full
+//! render, a render that reuses every module's Rust file — and the bytes
+//! per kind of artifact: `cargo run --release -p capspec-benches --example
+//! profile_render -- 10000`.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
-use capspec_codegen::render::{self, Targets};
+use capspec_codegen::render::{self, Reuse};
 
 fn main() {
     let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1000);
@@ -11,31 +14,22 @@ fn main() {
     let _ = std::fs::remove_dir_all(&root);
     capspec_benches::specs::write_project(&root, n);
     let t = Instant::now();
-    let project = capspec_codegen::check::open(&root).unwrap();
+    let project = capspec_codegen::open(&root).unwrap();
     println!("load: {:?}", t.elapsed());
-    let targets = Targets::from_config(project.config.as_ref().unwrap());
-    let set = &project.loaded.set;
     let t = Instant::now();
-    let catalogs: Vec<String> = set.modules.iter().map(|m| render::catalog::module_section(m, &targets)).collect();
-    println!("catalog sections: {:?}", t.elapsed());
+    let rendered = project.render().expect("the generated project is valid");
+    println!("render (nothing to reuse): {:?} ({} artifacts)", t.elapsed(), rendered.artifacts.len());
+    let reuse: Reuse = rendered.artifacts.iter().map(|a| (a.path.clone(), a.contents.clone())).collect();
     let t = Instant::now();
-    let facades: Vec<String> = set.modules.iter().map(|m| render::js::facade(m, &targets)).collect();
-    println!("facades: {:?}", t.elapsed());
-    let t = Instant::now();
-    for m in &set.modules {
-        render::js::declarations(m, &targets);
+    render::render_all_reusing(&project.loaded.set, &rendered.targets, &reuse);
+    println!("render (every module file reused): {:?}", t.elapsed());
+    let mut bytes: BTreeMap<&str, usize> = BTreeMap::new();
+    for a in &rendered.artifacts {
+        let kind = a.path.rsplit_once('.').map_or("", |(_, ext)| ext);
+        *bytes.entry(kind).or_default() += a.contents.len();
     }
-    println!("d.ts: {:?}", t.elapsed());
-    let t = Instant::now();
-    for (i, m) in set.modules.iter().enumerate() {
-        render::rust::module_file_reusing(m, &facades[i], &catalogs[i], None);
+    for (kind, n) in bytes {
+        println!("  .{kind}: {n} bytes");
     }
-    println!("rust: {:?}", t.elapsed());
-    let t = Instant::now();
-    render::json::capabilities(set, &targets);
-    println!("capabilities.json: {:?}", t.elapsed());
-    let t = Instant::now();
-    let all = render::render_all(set, &targets);
-    println!("render_all: {:?} ({} artifacts)", t.elapsed(), all.len());
     let _ = std::fs::remove_dir_all(&root);
 }

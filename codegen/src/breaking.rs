@@ -6,26 +6,18 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
+use crate::error::BaseError;
 use crate::finding::Finding;
 use crate::load::{self, SpecFile};
-use crate::model::{CapabilitySpec, ModuleSpec, Schema, SpecSet};
+use crate::model::{CapabilitySpec, Category, ModuleSpec, Schema, SpecSet};
 use crate::render::fingerprint;
+use crate::rules::{
+    BREAKING_CATEGORY_CHANGED as CATEGORY_CHANGED, BREAKING_ENUM_VALUE_REMOVED as ENUM_VALUE_REMOVED,
+    BREAKING_PROPERTY_REMOVED as PROPERTY_REMOVED, BREAKING_PROPERTY_RETYPED as PROPERTY_RETYPED,
+    BREAKING_REMOVED_CAPABILITY as REMOVED_CAPABILITY, BREAKING_REMOVED_MODULE as REMOVED_MODULE,
+    BREAKING_REQUIRED_ADDED as REQUIRED_ADDED,
+};
 use crate::yaml::Pos;
-
-pub const REMOVED_CAPABILITY: &str = "breaking/removed-capability";
-pub const REMOVED_MODULE: &str = "breaking/removed-module";
-pub const CATEGORY_CHANGED: &str = "breaking/category-changed";
-pub const REQUIRED_ADDED: &str = "breaking/required-added";
-pub const PROPERTY_REMOVED: &str = "breaking/property-removed";
-pub const PROPERTY_RETYPED: &str = "breaking/property-retyped";
-pub const ENUM_VALUE_REMOVED: &str = "breaking/enum-value-removed";
-
-/// Why the base specs could not be read (exit code 2).
-#[derive(Debug, thiserror::Error)]
-pub enum BaseError {
-    #[error("`--base {git_ref}`: {message}")]
-    Git { git_ref: String, message: String },
-}
 
 fn git(root: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
     let out = Command::new("git").arg("-C").arg(root).args(args).output().map_err(|e| format!("cannot run git: {e}"))?;
@@ -44,7 +36,7 @@ fn text(bytes: Vec<u8>) -> String {
 /// only contracts that existed are compared).
 /// The specs at `git_ref`: the spec files under `specs_dir`, and the
 /// code-first specs in the record file `record` (when given and present).
-pub fn base_specs(root: &Path, specs_dir: &str, record: Option<&str>, git_ref: &str) -> Result<SpecSet, BaseError> {
+pub(crate) fn base_specs(root: &Path, specs_dir: &str, record: Option<&str>, git_ref: &str) -> Result<SpecSet, BaseError> {
     let fail = |message: String| BaseError::Git { git_ref: git_ref.to_string(), message };
     git(root, &["rev-parse", "--show-toplevel"]).map_err(|_| fail(format!("`{}` is not inside a git repository", root.display())))?;
     let commit = git(root, &["rev-parse", "--verify", "--quiet", &format!("{git_ref}^{{commit}}")]).map(text);
@@ -96,13 +88,9 @@ fn finding(rule: &str, file: &str, pos: Pos, capability: Option<&str>, target: &
     f
 }
 
-/// `read → write` tightens the gate; `write → read` loosens it.
-fn direction(from: crate::model::Category, to: crate::model::Category) -> &'static str {
-    if to < from { "loosens the gate" } else { "tightens the gate" }
-}
 
 /// Compare two spec sets' contracts.
-pub fn compare(base: &SpecSet, current: &SpecSet) -> Vec<Finding> {
+pub(crate) fn compare(base: &SpecSet, current: &SpecSet) -> Vec<Finding> {
     let mut out = Vec::new();
     for old_module in &base.modules {
         let Some(new_module) = current.module(&old_module.name) else {
@@ -155,7 +143,7 @@ fn compare_capability(_old_module: &ModuleSpec, old: &CapabilitySpec, module: &M
             new.pos,
             Some(&new.name),
             &qualified,
-            format!("`{qualified}` changed category: {} → {} ({})", old.category, new.category, direction(old.category, new.category)),
+            format!("`{qualified}` changed category: {} → {} ({})", old.category, new.category, Category::direction(old.category, new.category).unwrap_or_default()),
         ));
     }
     let empty = Schema::default();

@@ -1,14 +1,20 @@
-//! `capspec.toml`: the project config (DESIGN §3).
+//! `capspec.toml`: the project config. Every optional key has a default
+//! (documented in `--help` and the README); every problem is a located
+//! `config/*` finding.
 
 use std::path::{Component, Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
 
-use crate::finding::{Finding, rule};
-use crate::load::Sources;
-use crate::names::did_you_mean;
+use crate::error::FatalError;
+use crate::finding::Finding;
+use crate::render::Targets;
+use crate::rules as rule;
+use crate::source::Sources;
 use crate::yaml::Pos;
+use capspec_names::did_you_mean;
 
+/// The config file's name, in the project root.
 pub const CONFIG_FILE: &str = "capspec.toml";
 
 /// Defaults of every optional key, documented in `--help` and the README.
@@ -25,23 +31,6 @@ pub mod defaults {
     /// The code-first record defaults to this file inside the specs directory.
     pub const RECORD_NAME: &str = "code-first.json";
 }
-
-/// Rule ids an `[[allow]]` entry may suppress. Spec, config and drift
-/// findings are never suppressible: they are fixed, not explained.
-pub const SUPPRESSIBLE_RULES: &[&str] = &[
-    "coverage/unimplemented",
-    "coverage/unknown",
-    "coverage/duplicate-impl",
-    "coverage/stub",
-    "coverage/untested",
-    "breaking/removed-capability",
-    "breaking/removed-module",
-    "breaking/category-changed",
-    "breaking/required-added",
-    "breaking/property-removed",
-    "breaking/property-retyped",
-    "breaking/enum-value-removed",
-];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -71,6 +60,9 @@ pub struct Generate {
     pub catalog: String,
     pub specifier: String,
     pub bridge: String,
+    /// Where `sync` writes the spec format's editor schema (JSON Schema for
+    /// yaml-language-server); `None`: not written.
+    pub editor_schema: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -88,22 +80,6 @@ pub struct Allow {
     pub reason: String,
     /// Where the `[[allow]]` entry is written in `capspec.toml`.
     pub pos: Pos,
-}
-
-/// Why a command could not run at all (exit code 2).
-#[derive(Debug, thiserror::Error)]
-pub enum FatalError {
-    #[error("cannot read the project root `{path}`: {source}; pass an existing directory with `--root DIR`")]
-    UnreadableRoot { path: PathBuf, source: std::io::Error },
-    #[error(
-        "no `capspec.toml` in `{path}`; create one with at least `specs = \"specs\"`, or point `--root` at the directory that holds it"
-    )]
-    NoConfig { path: PathBuf },
-    #[error("cannot read `{path}`: {source}")]
-    UnreadableConfig { path: PathBuf, source: std::io::Error },
-    /// `--base` could not be read from git.
-    #[error(transparent)]
-    Base(#[from] crate::breaking::BaseError),
 }
 
 /// The result of reading `capspec.toml`: the config (when it is usable) and
@@ -271,13 +247,14 @@ impl Reader<'_> {
 
         let empty = DeTable::new();
         let gen_table = self.section(table, "generate").unwrap_or(&empty);
-        self.unknown_keys(gen_table, &["rust", "js", "catalog", "specifier", "bridge"], "[generate]");
+        self.unknown_keys(gen_table, &["rust", "js", "catalog", "specifier", "bridge", "editor_schema"], "[generate]");
         let generate = Generate {
             rust: self.path(gen_table.get_key_value("rust"), defaults::RUST),
             js: self.path(gen_table.get_key_value("js"), defaults::JS),
             catalog: self.path(gen_table.get_key_value("catalog"), defaults::CATALOG),
             specifier: self.string(gen_table.get_key_value("specifier"), defaults::SPECIFIER),
             bridge: self.string(gen_table.get_key_value("bridge"), defaults::BRIDGE),
+            editor_schema: gen_table.get_key_value("editor_schema").map(|entry| self.path(Some(entry), "")),
         };
         for (key, value) in [("specifier", &generate.specifier), ("bridge", &generate.bridge)] {
             if value.is_empty() || value.chars().any(|c| c.is_whitespace() || c == '"' || c == '\'' || c == '\\' || c.is_control()) {
@@ -363,8 +340,8 @@ impl Reader<'_> {
         if rule_name.is_empty() {
             self.error(rule::CONFIG_ALLOW_INVALID, pos, "`[[allow]]` entry has no `rule`; name the rule it suppresses".into());
             ok = false;
-        } else if !SUPPRESSIBLE_RULES.contains(&rule_name.as_str()) {
-            let hint = did_you_mean(&rule_name, SUPPRESSIBLE_RULES.iter().copied());
+        } else if !rule::find(&rule_name).is_some_and(|r| r.suppressible) {
+            let hint = did_you_mean(&rule_name, rule::suppressible());
             self.error(
                 rule::CONFIG_ALLOW_INVALID,
                 pos,
@@ -395,8 +372,38 @@ impl Reader<'_> {
     }
 }
 
+impl Targets {
+    /// The targets of a `capspec.toml` that sets only `specs = "specs"`.
+    pub fn defaults() -> Targets {
+        Targets {
+            specs: "specs".into(),
+            snapshot: format!("specs/{}", defaults::SNAPSHOT_NAME),
+            rust: defaults::RUST.into(),
+            js: defaults::JS.into(),
+            catalog: defaults::CATALOG.into(),
+            specifier: defaults::SPECIFIER.into(),
+            bridge: defaults::BRIDGE.into(),
+            editor_schema: None,
+        }
+    }
+
+    /// Where a project's config puts the generated files.
+    pub fn from_config(config: &Config) -> Targets {
+        Targets {
+            specs: config.specs.clone(),
+            snapshot: config.snapshot.clone(),
+            rust: config.generate.rust.clone(),
+            js: config.generate.js.clone(),
+            catalog: config.generate.catalog.clone(),
+            specifier: config.generate.specifier.clone(),
+            bridge: config.generate.bridge.clone(),
+            editor_schema: config.generate.editor_schema.clone(),
+        }
+    }
+}
+
 /// Why a configured path is unacceptable: absolute, or leaving the root.
-pub fn path_problem(path: &str) -> Option<&'static str> {
+pub(crate) fn path_problem(path: &str) -> Option<&'static str> {
     if path.is_empty() {
         return Some("is empty");
     }

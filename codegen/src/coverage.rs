@@ -16,7 +16,8 @@ use proc_macro2::{TokenStream, TokenTree};
 use syn::spanned::Spanned;
 
 use crate::config::Config;
-use crate::finding::{Finding, rule};
+use crate::finding::Finding;
+use crate::rules as rule;
 use crate::model::SpecSet;
 use crate::render::is_generated;
 use crate::yaml::Pos;
@@ -77,7 +78,7 @@ fn rust_files(root: &Path, dirs: &[String], findings: &mut Vec<Finding>) -> Vec<
             if !entry.file_type().is_file() || entry.path().extension().is_none_or(|e| e != "rs") {
                 continue;
             }
-            let rel = crate::load::relative(root, entry.path());
+            let rel = crate::source::relative(root, entry.path());
             match std::fs::read_to_string(entry.path()) {
                 Ok(text) if is_generated(&text) => {}
                 Ok(text) => files.push((rel, text)),
@@ -245,7 +246,7 @@ fn collect_derives(items: &[syn::Item], file: &str, out: &mut Vec<DeriveSite>) {
                 }
                 let type_name = st.ident.to_string();
                 if let Some(module) = module {
-                    let name = name.unwrap_or_else(|| crate::names::default_capability_name(&type_name));
+                    let name = name.unwrap_or_else(|| capspec_names::default_capability_name(&type_name));
                     out.push(DeriveSite { type_name, module, name, file: file.to_string(), pos: pos_of(st.ident.span()) });
                 }
             }
@@ -348,7 +349,7 @@ pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
                 let hint = site
                     .path
                     .last()
-                    .and_then(|n| crate::names::suggest(n, by_name.keys().copied()))
+                    .and_then(|n| capspec_names::suggest(n, by_name.keys().copied()))
                     .map(|s| format!("; did you mean `{s}`?"))
                     .unwrap_or_default();
                 out.push(Finding::error(

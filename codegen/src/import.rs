@@ -21,19 +21,17 @@ use serde_json::{Map, Value};
 
 use crate::finding::Finding;
 use crate::load::{self, SCHEMA_KEYWORDS, SpecFile};
-use crate::names::name_problem;
+use crate::rules::{IMPORT_COLLISION, IMPORT_INVALID, IMPORT_KEYWORD, IMPORT_NAME};
+use capspec_names::name_problem;
 use crate::yaml::Pos;
 
-pub const IMPORT_INVALID: &str = "import/invalid-tool";
-pub const IMPORT_NAME: &str = "import/invalid-name";
-pub const IMPORT_COLLISION: &str = "import/duplicate-name";
-pub const IMPORT_KEYWORD: &str = "import/unsupported-keyword";
 
 /// What an import produced.
 #[derive(Debug, Default)]
 pub struct Imported {
     /// The spec file's text.
     pub yaml: String,
+    /// Problems met while importing: invalid tools are skipped, dropped keywords are warnings.
     pub findings: Vec<Finding>,
     /// Names of the imported capabilities, in file order.
     pub capabilities: Vec<String>,
@@ -42,10 +40,18 @@ pub struct Imported {
 /// Why an import could not run at all (exit code 2).
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
+    /// A file could not be read or is not JSON.
     #[error("cannot read `{path}`: {message}")]
-    Read { path: String, message: String },
+    Read {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// `--module` is not a valid module name (the name, the problem).
     #[error("`{0}` is not a valid module name: {1}")]
     Module(String, String),
+    /// The inputs hold no tool (what was read).
     #[error("no MCP tools found in {0}")]
     Empty(String),
 }

@@ -1,30 +1,52 @@
 //! capspec's generator and drift gate as a library.
 //!
-//! The pipeline reads top to bottom: [`config`] → [`load`] (YAML → located
-//! tree → validated [`model::SpecSet`]) → [`check`](mod@check) (findings) → [`report`]
-//! (human, JSON, GitHub). The `xtask` binary is a thin front over it, and a
-//! project can call [`check::check`] from a `#[test]`.
+//! The pipeline reads top to bottom: `capspec.toml` and the specs are opened
+//! into a [`Project`] ([`project::open`]: config → load → code-first specs
+//! joined), rendered into artifacts, then either written ([`sync()`]) or
+//! compared with the disk ([`check()`]: drift, coverage, breaking changes,
+//! suppressions) into a [`Report`] printed in one of the [`Format`]s.
+//!
+//! A project's xtask is a thin front over this crate, and its freshness test
+//! is one line:
+//!
+//! ```no_run
+//! #[test]
+//! fn generated_files_are_fresh() {
+//!     capspec_codegen::assert_fresh(env!("CARGO_MANIFEST_DIR"));
+//! }
+//! ```
 
-pub mod breaking;
+#![warn(missing_docs)]
+
+mod breaking;
 pub mod check;
 pub mod code_first;
-pub mod config;
-pub mod coverage;
-pub mod finding;
+mod config;
+mod coverage;
+mod drift;
+mod error;
+mod finding;
 pub mod import;
 pub mod load;
 pub mod model;
-pub mod names;
-pub mod parallel;
+mod parallel;
+pub mod project;
 pub mod render;
-pub mod scaffold;
 pub mod report;
-pub mod spec_format;
+pub mod rules;
+pub mod scaffold;
+mod source;
+mod spec_format;
+mod suppress;
 pub mod sync;
-pub mod yaml;
+mod yaml;
 
-pub use check::{assert_fresh, check};
-pub use sync::sync;
+pub use check::{CheckOptions, assert_fresh, check, check_with};
+pub use error::{BaseError, FatalError};
 pub use finding::{Finding, Severity, Summary};
 pub use model::{CapabilitySpec, Category, ModuleSpec, Schema, SpecSet};
+pub use project::{Project, open};
 pub use report::{Format, Report};
+pub use source::Sources;
+pub use sync::{SyncError, SyncOutcome, sync, sync_with};
+pub use yaml::Pos;

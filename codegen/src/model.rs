@@ -22,8 +22,10 @@ pub enum Category {
 }
 
 impl Category {
+    /// Every category, from the loosest gate to the tightest.
     pub const ALL: [Category; 4] = [Category::Read, Category::Write, Category::Execute, Category::External];
 
+    /// The category as written in specs: `read`, `write`, `execute`, `external`.
     pub fn as_str(self) -> &'static str {
         match self {
             Category::Read => "read",
@@ -33,8 +35,19 @@ impl Category {
         }
     }
 
+    /// The category written as `text`, if it is one.
     pub fn parse(text: &str) -> Option<Category> {
         Category::ALL.into_iter().find(|c| c.as_str() == text)
+    }
+
+    /// What reclassifying `from` → `to` does to the gate: `write → read`
+    /// loosens it, `read → write` tightens it; `None` when equal.
+    pub fn direction(from: Category, to: Category) -> Option<&'static str> {
+        match to.cmp(&from) {
+            std::cmp::Ordering::Less => Some("loosens the gate"),
+            std::cmp::Ordering::Greater => Some("tightens the gate"),
+            std::cmp::Ordering::Equal => None,
+        }
     }
 }
 
@@ -45,43 +58,59 @@ impl fmt::Display for Category {
 }
 
 /// All validated modules, sorted by name; capabilities sorted by name inside
-/// each module. Built only by [`crate::load`].
+/// each module. Built only by the loader.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SpecSet {
+    /// The modules, sorted by name.
     pub modules: Vec<ModuleSpec>,
 }
 
 impl SpecSet {
+    /// Every capability with its module, in module then name order.
     pub fn capabilities(&self) -> impl Iterator<Item = (&ModuleSpec, &CapabilitySpec)> {
         self.modules.iter().flat_map(|m| m.capabilities.iter().map(move |c| (m, c)))
     }
 
+    /// The module named `name`.
     pub fn module(&self, name: &str) -> Option<&ModuleSpec> {
         self.modules.iter().find(|m| m.name == name)
     }
 }
 
 #[derive(Debug, Clone, PartialEq)]
+/// One module: one spec file (plus any code-first specs joining it).
 pub struct ModuleSpec {
+    /// The module name (the spec file's stem).
     pub name: String,
+    /// One line describing the module.
     pub description: String,
     /// The spec file, relative to the project root, `/`-separated.
     pub file: String,
+    /// Its capabilities, sorted by name.
     pub capabilities: Vec<CapabilitySpec>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
+/// One capability: a tool a model can call.
 pub struct CapabilitySpec {
+    /// The name, unique across modules (aliases included).
     pub name: String,
+    /// The safety category; there is no default.
     pub category: Category,
+    /// What it does; the first sentence is the catalog one-liner.
     pub description: String,
     /// The input schema; always an object schema. `None` when the spec gives none
     /// (the capability then takes an empty object).
     pub input: Option<Schema>,
+    /// The output schema, when the spec gives one.
     pub output: Option<Schema>,
+    /// A message for people, with `{placeholders}` naming input properties.
     pub user_message: Option<String>,
+    /// Listed by name only in the prompt catalog.
     pub deferred: bool,
+    /// Hidden compatibility names: resolve at invoke, never shown in catalogs.
     pub aliases: Vec<String>,
+    /// Why it is deprecated and what to use instead; still callable.
     pub deprecated: Option<String>,
     /// Where `name:` is written (for a code-first spec: where the derive is,
     /// in [`CodeOrigin::file`]).
@@ -130,16 +159,24 @@ pub fn first_sentence(text: &str) -> String {
 /// JSON types of the supported subset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum JsonType {
+    /// `string`
     String,
+    /// `number`
     Number,
+    /// `integer`
     Integer,
+    /// `boolean`
     Boolean,
+    /// `object`
     Object,
+    /// `array`
     Array,
+    /// `null`
     Null,
 }
 
 impl JsonType {
+    /// Every type.
     pub const ALL: [JsonType; 7] = [
         JsonType::String,
         JsonType::Number,
@@ -150,6 +187,7 @@ impl JsonType {
         JsonType::Null,
     ];
 
+    /// The type's name in JSON Schema.
     pub fn as_str(self) -> &'static str {
         match self {
             JsonType::String => "string",
@@ -162,6 +200,7 @@ impl JsonType {
         }
     }
 
+    /// The type named `text`, if it is one.
     pub fn parse(text: &str) -> Option<JsonType> {
         JsonType::ALL.into_iter().find(|t| t.as_str() == text)
     }
@@ -183,7 +222,9 @@ impl JsonType {
 /// `additionalProperties`: a boolean or a schema for the extra values (a map).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Additional {
+    /// `true`: any extra key; `false`: none.
     Allowed(bool),
+    /// Extra keys' values match this schema.
     Schema(Box<Schema>),
 }
 
@@ -193,24 +234,41 @@ pub enum Additional {
 pub struct Schema {
     /// `type`: empty = any type; `[T, "null"]` gives two entries.
     pub types: Vec<JsonType>,
+    /// `description`
     pub description: Option<String>,
+    /// `default`: the value an omitted property takes.
     pub default: Option<Json>,
+    /// `enum`
     pub enum_values: Option<Vec<Json>>,
+    /// `const`
     pub const_value: Option<Json>,
     /// Properties in document order.
     pub properties: Vec<(String, Schema)>,
+    /// `required`: property names.
     pub required: Vec<String>,
+    /// `additionalProperties`
     pub additional_properties: Option<Additional>,
+    /// `items`
     pub items: Option<Box<Schema>>,
+    /// `minimum`
     pub minimum: Option<serde_json::Number>,
+    /// `maximum`
     pub maximum: Option<serde_json::Number>,
+    /// `minLength`
     pub min_length: Option<u64>,
+    /// `maxLength`
     pub max_length: Option<u64>,
+    /// `pattern`
     pub pattern: Option<String>,
+    /// `format`
     pub format: Option<String>,
+    /// `minItems`
     pub min_items: Option<u64>,
+    /// `maxItems`
     pub max_items: Option<u64>,
+    /// `oneOf`
     pub one_of: Option<Vec<Schema>>,
+    /// `anyOf`
     pub any_of: Option<Vec<Schema>>,
     /// `$defs` in document order (only at the root of `input`/`output`).
     pub defs: Vec<(String, Schema)>,
@@ -231,6 +289,7 @@ impl Schema {
         self.types.contains(&JsonType::Null)
     }
 
+    /// Whether `property` is listed in `required`.
     pub fn is_required(&self, property: &str) -> bool {
         self.required.iter().any(|r| r == property)
     }

@@ -4,16 +4,20 @@
 use std::fmt::Write as _;
 
 use crate::finding::{Finding, Severity, Summary};
-use crate::load::Sources;
+use crate::rules;
+use crate::source::Sources;
 
 /// A finished check: sorted findings and the sources they point into.
 #[derive(Debug, Default)]
 pub struct Report {
+    /// The findings, sorted by file, position and rule.
     pub findings: Vec<Finding>,
+    /// The texts the findings point into, for snippets.
     pub sources: Sources,
 }
 
 impl Report {
+    /// How many errors and warnings.
     pub fn summary(&self) -> Summary {
         Summary::of(&self.findings)
     }
@@ -23,19 +27,26 @@ impl Report {
         if self.summary().errors > 0 { 1 } else { 0 }
     }
 
+    /// Whether any finding is an error.
     pub fn has_errors(&self) -> bool {
         self.summary().errors > 0
     }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An output format of `check`.
 pub enum Format {
+    /// rustc-like text with the source line and a caret.
     Human,
+    /// One JSON object: `{"findings": [...], "summary": {...}}`.
     Json,
+    /// GitHub workflow commands (`::error file=…`).
     Github,
+    /// A SARIF 2.1.0 log, for code-scanning upload.
     Sarif,
 }
 
+/// The report in `format`, ready to print.
 pub fn render(report: &Report, format: Format) -> String {
     match format {
         Format::Human => human(report),
@@ -52,7 +63,7 @@ pub fn suggested_allows(report: &Report) -> String {
     let mut out = String::new();
     let mut seen = std::collections::BTreeSet::new();
     for f in &report.findings {
-        if !crate::config::SUPPRESSIBLE_RULES.contains(&f.rule.as_str()) {
+        if !rules::find(&f.rule).is_some_and(|r| r.suppressible) {
             continue;
         }
         let target = match &f.capability {
@@ -87,14 +98,13 @@ pub fn json_with_suggestions(report: &Report) -> String {
 /// knows, and one result per finding with a stable partial fingerprint.
 pub fn sarif(report: &Report) -> String {
     use serde_json::json;
-    let rules: Vec<&(&str, &str)> = crate::finding::rule::ALL.iter().collect();
-    let rule_objects: Vec<serde_json::Value> = rules
+    let rule_objects: Vec<serde_json::Value> = rules::ALL
         .iter()
-        .map(|(id, description)| {
+        .map(|rule| {
             json!({
-                "id": id,
-                "name": id.replace(['/', '-'], "_"),
-                "shortDescription": { "text": description },
+                "id": rule.id,
+                "name": rule.id.replace(['/', '-'], "_"),
+                "shortDescription": { "text": rule.summary },
                 "defaultConfiguration": { "level": "error" },
             })
         })
@@ -124,7 +134,7 @@ pub fn sarif(report: &Report) -> String {
                 "locations": [ { "physicalLocation": location } ],
                 "partialFingerprints": { "capspecFinding/v1": fingerprint },
             });
-            if let Some(i) = rules.iter().position(|(id, _)| *id == f.rule) {
+            if let Some(i) = rules::ALL.iter().position(|r| r.id == f.rule) {
                 result["ruleIndex"] = json!(i);
             }
             result

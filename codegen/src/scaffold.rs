@@ -6,16 +6,19 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::check;
 use crate::coverage;
 use crate::finding::Finding;
+use crate::project;
+use crate::source::Sources;
 use crate::sync::SyncError;
 
+/// What `scaffold` wrote, or why it wrote nothing.
 #[derive(Debug, Default)]
 pub struct ScaffoldOutcome {
     /// Spec or config errors: nothing was written.
     pub findings: Vec<Finding>,
-    pub sources: crate::load::Sources,
+    /// The texts the findings point into.
+    pub sources: Sources,
     /// File → capabilities appended to it.
     pub written: BTreeMap<String, Vec<String>>,
     /// Files that did not exist before.
@@ -41,13 +44,13 @@ fn bindings_path(source: &str, rust: &str) -> Result<String, String> {
     Ok(format!("crate::{}", segments.join("::")))
 }
 
+/// Append a stub for every capability without an impl. With spec or config
+/// errors nothing is written and the findings are returned.
 pub fn scaffold(root: &Path) -> Result<ScaffoldOutcome, SyncError> {
-    let project = check::open(root)?;
-    if crate::sync::render_project(&project).is_none() {
-        let mut findings = project.config_findings;
-        findings.extend(project.loaded.findings);
-        Finding::sort(&mut findings);
-        return Ok(ScaffoldOutcome { findings, sources: project.loaded.sources, ..ScaffoldOutcome::default() });
+    let project = project::open(root)?;
+    if project.is_blocked() {
+        let (findings, sources) = project.into_findings();
+        return Ok(ScaffoldOutcome { findings, sources, ..ScaffoldOutcome::default() });
     }
     let config = project.config.as_ref().expect("rendered projects have a config");
     let source = config.coverage.sources.first().cloned().unwrap_or_else(|| "src".into());

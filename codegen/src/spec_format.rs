@@ -1,5 +1,6 @@
 //! The spec file format itself as Rust types, so `schemars` can derive the
-//! editor schema (`schema/capspec-spec.schema.json`) from it. The loader's key
+//! editor schema (`sync` writes it where `[generate] editor_schema` says;
+//! this repo: `schema/capspec-spec.schema.json`) from it. The loader's key
 //! lists and these types are tied together by a test: they cannot drift.
 
 #![allow(dead_code)] // the types exist for their derived schema only
@@ -129,13 +130,15 @@ enum BoolOrSchema {
     Schema(Box<Schema>),
 }
 
-/// The editor schema of the spec format, as committed in
-/// `schema/capspec-spec.schema.json`.
-pub fn editor_schema() -> String {
+/// The editor schema of the spec format, as `sync` writes it to
+/// `[generate] editor_schema`: JSON whose first line carries the generated
+/// marker (as a `$comment`).
+pub(crate) fn editor_schema() -> String {
     let schema = schemars::schema_for!(SpecFile);
-    let mut text = serde_json::to_string_pretty(&schema).expect("schema serializes");
-    text.push('\n');
-    text
+    let text = serde_json::to_string_pretty(&schema).expect("schema serializes");
+    let marker = serde_json::to_string(&crate::render::marker_line("the spec format of capspec-codegen")).expect("strings serialize");
+    let body = text.strip_prefix("{\n").expect("a schema is a JSON object");
+    format!("{{\"$comment\": {marker},\n{body}\n")
 }
 
 #[cfg(test)]
@@ -157,7 +160,9 @@ mod tests {
 
     #[test]
     fn editor_schema_has_exactly_the_loaders_keys() {
-        let schema: serde_json::Value = serde_json::from_str(&editor_schema()).unwrap();
+        let text = editor_schema();
+        assert!(crate::render::is_generated(&text), "{text}");
+        let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(keys(&schema), sorted(MODULE_KEYS));
         assert_eq!(keys(&schema["$defs"]["Capability"]), sorted(CAPABILITY_KEYS));
         assert_eq!(keys(&schema["$defs"]["Schema"]), sorted(SCHEMA_KEYWORDS));

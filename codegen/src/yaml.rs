@@ -19,7 +19,9 @@ pub const ALIAS_NODE_BUDGET: usize = 10_000;
 /// A 1-based source position (column counted in characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Pos {
+    /// 1-based line; 0 when not applicable.
     pub line: u32,
+    /// 1-based column, in characters; 0 when not applicable.
     pub column: u32,
 }
 

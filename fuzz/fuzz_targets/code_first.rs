@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use capspec_codegen::code_first::{convert, parse_record};
-use capspec_codegen::load::{SpecFile, load_files_with};
+use capspec_codegen::code_first::{load_with, parse_record};
+use capspec_codegen::load::SpecFile;
 use capspec_codegen::render::{Targets, render_all};
 use libfuzzer_sys::fuzz_target;
 
@@ -15,8 +15,7 @@ const NOTES: &str = "module: notes\ndescription: Notes.\ncapabilities:\n  - { na
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let (specs, _) = parse_record("specs/code-first.json", text);
-    let entries = convert(Path::new("/nonexistent/capspec-fuzz"), specs).entries;
-    let loaded = load_files_with(vec![SpecFile { path: "specs/notes.yaml".into(), bytes: NOTES.into() }], entries);
+    let loaded = load_with(Path::new("/nonexistent/capspec-fuzz"), vec![SpecFile { path: "specs/notes.yaml".into(), bytes: NOTES.into() }], specs);
     if loaded.findings.iter().any(|f| f.severity == capspec_codegen::Severity::Error) {
         return;
     }

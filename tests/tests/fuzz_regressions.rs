@@ -63,15 +63,14 @@ fn argument_inputs_never_panic() {
 
 #[test]
 fn code_first_record_inputs_load_and_render() {
-    use capspec_codegen::code_first::{convert, parse_record};
+    use capspec_codegen::code_first::{load_with, parse_record};
     const NOTES: &str = "module: notes\ndescription: Notes.\ncapabilities:\n  - { name: read_note, category: read, description: Read. }\n";
     let mut rendered = 0;
     for (name, bytes) in inputs("code_first") {
         let Ok(text) = String::from_utf8(bytes) else { continue };
         let result = std::panic::catch_unwind(|| {
             let (specs, _) = parse_record("specs/code-first.json", &text);
-            let entries = convert(std::path::Path::new("/nonexistent/capspec-fuzz"), specs).entries;
-            capspec_codegen::load::load_files_with(vec![SpecFile { path: "specs/notes.yaml".into(), bytes: NOTES.into() }], entries)
+            load_with(std::path::Path::new("/nonexistent/capspec-fuzz"), vec![SpecFile { path: "specs/notes.yaml".into(), bytes: NOTES.into() }], specs)
         });
         let loaded = result.unwrap_or_else(|_| panic!("{name} panicked the loader"));
         if loaded.findings.iter().any(|f| f.severity == capspec_codegen::Severity::Error) {

@@ -63,8 +63,8 @@ fn entries(catalog: &str) -> std::collections::BTreeMap<String, String> {
 }
 
 fn catalog() -> String {
-    let project = capspec_codegen::check::open(&fixtures().join("import/github")).unwrap();
-    let (_, artifacts) = capspec_codegen::sync::render_project(&project).unwrap();
+    let project = capspec_codegen::open(&fixtures().join("import/github")).unwrap();
+    let artifacts = project.render().unwrap().artifacts;
     artifacts.into_iter().find(|a| a.path == "catalog/CATALOG.md").unwrap().contents
 }
 
@@ -116,7 +116,7 @@ fn facts(schema: &Schema, path: &str, required: bool, out: &mut Vec<(String, Str
 /// parameter description of every tool appears in that tool's entry.
 #[test]
 fn the_catalog_keeps_every_fact() {
-    let project = capspec_codegen::check::open(&fixtures().join("import/github")).unwrap();
+    let project = capspec_codegen::open(&fixtures().join("import/github")).unwrap();
     let catalog = catalog();
     let entries = entries(&catalog);
     let mut checked = 0;

@@ -17,7 +17,7 @@ fn targets() -> Targets {
 
 /// Capability names: valid identifiers that are not reserved words.
 fn name() -> impl Strategy<Value = String> {
-    "[a-z][a-z0-9_]{0,12}".prop_filter("reserved or invalid", |n| capspec_codegen::names::name_problem(n).is_none())
+    "[a-z][a-z0-9_]{0,12}".prop_filter("reserved or invalid", |n| capspec_names::name_problem(n).is_none())
 }
 
 /// A tool with arbitrary text in every free-text slot.
@@ -203,7 +203,7 @@ proptest! {
     /// byte-identical; only the Rust bindings differ (no `Args`).
     #[test]
     fn a_code_first_spec_renders_like_the_same_yaml_spec(t in tool()) {
-        use capspec_codegen::code_first::{Exported, convert};
+        use capspec_codegen::code_first::{Exported, load_with};
         let imported = import::import("mod0", &[("tool.json".to_string(), t.clone())]).expect("import runs");
         let yaml = load::load_files(vec![SpecFile { path: "specs/mod0.yaml".into(), bytes: imported.yaml.clone().into_bytes() }]);
         prop_assert!(yaml.findings.is_empty(), "{:?}", yaml.findings);
@@ -222,8 +222,7 @@ proptest! {
             column: 1,
             input_schema: t["inputSchema"].clone(),
         };
-        let entries = convert(std::path::Path::new("/nonexistent/capspec-properties"), vec![exported]).entries;
-        let code = load::load_files_with(vec![SpecFile { path: "specs/mod0.yaml".into(), bytes: module_only.into_bytes() }], entries);
+        let code = load_with(std::path::Path::new("/nonexistent/capspec-properties"), vec![SpecFile { path: "specs/mod0.yaml".into(), bytes: module_only.into_bytes() }], vec![exported]);
         prop_assert!(code.findings.is_empty(), "{:?}", code.findings);
         let not_rust = |set| render::render_all(set, &targets()).into_iter().filter(|a| !a.path.ends_with(".rs")).collect::<Vec<_>>();
         prop_assert_eq!(not_rust(&yaml.set), not_rust(&code.set));

@@ -5,14 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use capspec_codegen::check;
 use capspec_codegen::load::{self, SpecFile};
 use capspec_codegen::render::{self, Artifact, Targets};
 use capspec_tests::{TempDir, copy_dir, fixtures};
 
 fn render_case(case: &Path) -> (Targets, Vec<Artifact>) {
-    let project = check::open(case).expect("fixture opens");
-    capspec_codegen::sync::render_project(&project).unwrap_or_else(|| panic!("{} has spec errors", case.display()))
+    let project = capspec_codegen::open(case).expect("fixture opens");
+    let rendered = project.render().unwrap_or_else(|| panic!("{} has spec errors", case.display()));
+    (rendered.targets, rendered.artifacts)
 }
 
 fn render_cases() -> Vec<PathBuf> {
@@ -204,7 +204,7 @@ fn declarations_pass_tsc_strict() {
 fn catalogs_and_facades_never_show_aliases() {
     let root = capspec_tests::workspace_root();
     let (_, artifacts) = render_case(&root);
-    let project = check::open(&root).unwrap();
+    let project = capspec_codegen::open(&root).unwrap();
     let aliases: Vec<&str> = project.loaded.set.capabilities().flat_map(|(_, c)| c.aliases.iter().map(String::as_str)).collect();
     assert!(aliases.len() >= 3, "the reference catalog should exercise aliases");
     for a in artifacts.iter().filter(|a| a.path.ends_with(".md") || a.path.ends_with(".js") || a.path.ends_with(".d.ts")) {

@@ -30,28 +30,12 @@ fn assert_fresh_names_the_stale_file() {
 fn reference_catalog_is_broad() {
     // The reference catalog must exercise what later stages implement:
     // at least 5 modules, 25 capabilities and every category.
-    let project = capspec_codegen::check::open(&workspace_root()).unwrap();
+    let project = capspec_codegen::open(&workspace_root()).unwrap();
     let set = &project.loaded.set;
     assert!(set.modules.len() >= 5, "{} modules", set.modules.len());
     assert!(set.capabilities().count() >= 25, "{} capabilities", set.capabilities().count());
     for category in capspec_codegen::Category::ALL {
         assert!(set.capabilities().any(|(_, c)| c.category == category), "no {category} capability");
-    }
-}
-
-/// `schema/capspec-spec.schema.json` is generated from the spec model. When it
-/// is stale this test rewrites it and fails, so the next run passes and the
-/// diff shows up in review.
-#[test]
-fn editor_schema_is_fresh() {
-    let path = workspace_root().join("schema/capspec-spec.schema.json");
-    let expected = capspec_codegen::spec_format::editor_schema();
-    let actual = std::fs::read_to_string(&path).unwrap_or_default();
-    if actual != expected {
-        if std::env::var_os("CI").is_none() {
-            std::fs::write(&path, &expected).expect("update the editor schema");
-        }
-        panic!("{} was stale; it has been regenerated (outside CI) — commit it", path.display());
     }
 }
 

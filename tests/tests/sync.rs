@@ -156,8 +156,8 @@ fn sync_refuses_symlinks_out_of_the_root() {
 #[test]
 fn hand_editing_any_repo_artifact_is_caught() {
     let repo = workspace_root();
-    let project = capspec_codegen::check::open(&repo).unwrap();
-    let (_, artifacts) = capspec_codegen::sync::render_project(&project).unwrap();
+    let project = capspec_codegen::open(&repo).unwrap();
+    let artifacts = project.render().unwrap().artifacts;
     let dir = TempDir::new("repo-copy");
     dir.write("capspec.toml", std::fs::read(repo.join("capspec.toml")).unwrap());
     for entry in std::fs::read_dir(repo.join("specs")).unwrap() {

@@ -18,6 +18,8 @@ PROJECT CONFIG (capspec.toml, in the root; paths relative to it):
   catalog = \"catalog\"                  prompt catalog and capabilities.json
   specifier = \"@capspec/host\"          guest import prefix: \"@capspec/host/<module>\"
   bridge = \"capspec:bridge\"            private bridge module the facades import
+  editor_schema = \"…\"                  where to write the spec format's JSON Schema for editors
+                                       (not written unless set)
   [coverage]
   sources = [\"src\"]                    scanned for #[capability] fns and #[derive(Capability)] structs
   tests = [\"tests\"]                    scanned for tests that exercise capabilities
@@ -32,6 +34,11 @@ EXIT CODES:
   0  nothing to report (warnings allowed)
   1  at least one error finding
   2  the command could not run (no config, unreadable root, bad flag)";
+
+/// `check --help`: the rule table, then the config keys and exit codes.
+fn check_help() -> String {
+    format!("{}\n\n{CONFIG_HELP}", capspec_codegen::rules::help())
+}
 
 #[derive(Parser)]
 #[command(
@@ -90,7 +97,7 @@ enum Command {
     },
     /// Validate specs and config, compare every generated file with what the specs produce,
     /// and report every finding (never writes).
-    #[command(after_help = CONFIG_HELP)]
+    #[command(after_help = check_help())]
     Check {
         #[command(flatten)]
         root: RootArg,
@@ -140,17 +147,12 @@ impl BuildArg {
     /// `open_with` and the packages that failed. Without a readable config
     /// or packages there is nothing to build (the library reports the rest).
     fn export(&self, root: &std::path::Path) -> (Option<CodeFirstInput>, Vec<ExportFailure>) {
-        let mut sources = Default::default();
-        let Ok(load) = capspec_codegen::config::load_config(root, &mut sources) else { return (None, Vec::new()) };
-        let Some(config) = load.config.filter(|c| !c.code_first.packages.is_empty()) else { return (None, Vec::new()) };
-        if self.no_build {
+        let packages = capspec_codegen::code_first::configured_packages(root);
+        if self.no_build || packages.is_empty() {
             return (None, Vec::new());
         }
-        let names: Vec<&str> = config.code_first.packages.iter().map(|(p, _)| p.as_str()).collect();
-        eprintln!("exporting code-first specs: cargo test --lib -p {}", names.join(" -p "));
-        let (exported, failures) = capspec_codegen::code_first::export(root, &config);
-        let from_record = failures.iter().map(|f| f.package.clone()).collect();
-        (Some(CodeFirstInput { exported, from_record }), failures)
+        eprintln!("exporting code-first specs: cargo test --lib -p {}", packages.join(" -p "));
+        capspec_codegen::code_first::export_project(root)
     }
 }
 
@@ -204,7 +206,7 @@ fn main() -> ExitCode {
                     failure.package
                 );
             }
-            match capspec_codegen::sync::sync_with(&root, input.as_ref()) {
+            match capspec_codegen::sync_with(&root, input.as_ref()) {
                 Ok(outcome) if !outcome.findings.is_empty() => {
                     let report = report::Report { findings: outcome.findings, sources: outcome.sources };
                     print!("{}", report::render(&report, Format::Human));
@@ -275,8 +277,8 @@ fn main() -> ExitCode {
             }
             let root = root.resolve();
             let (code_first, export_failures) = build.export(&root);
-            let options = capspec_codegen::check::CheckOptions { base, code_first, export_failures };
-            match capspec_codegen::check::check_with(&root, &options) {
+            let options = capspec_codegen::CheckOptions { base, code_first, export_failures };
+            match capspec_codegen::check_with(&root, &options) {
                 Ok(report) => {
                     let format = match format {
                         FormatArg::Human => Format::Human,

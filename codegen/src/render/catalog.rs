@@ -11,32 +11,12 @@
 
 use minijinja::context;
 
-use crate::model::{Additional, CapabilitySpec, JsonType, ModuleSpec, Schema, SpecSet, first_sentence};
-use crate::render::filters::js_string;
-use crate::render::ts::{literal, pascal_case, property_key};
+use crate::model::{Additional, CapabilitySpec, ModuleSpec, Schema, SpecSet, first_sentence};
+use crate::render::escape::{code_span, inline_comment as comment, js_string, one_line};
+use crate::render::naming::pascal_case;
+use crate::render::shape::Shape;
+use crate::render::ts::{literal, property_key};
 use crate::render::{Targets, marker_line, render_template};
-
-/// Inline Markdown code that no backtick in `text` can close.
-pub fn code_span(text: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in text.chars() {
-        if c == '`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
-    }
-    let fence = "`".repeat(longest + 1);
-    let pad = if text.starts_with('`') || text.ends_with('`') || longest > 0 { " " } else { "" };
-    format!("{fence}{pad}{text}{pad}{fence}")
-}
-
-/// One line of text: whitespace runs (including line breaks) folded.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
 
 /// The module's catalog section (no marker): the text a host embeds.
 pub fn module_section(module: &ModuleSpec, targets: &Targets) -> String {
@@ -148,39 +128,29 @@ impl Compact {
     }
 
     fn base(&self, schema: &Schema) -> String {
-        if let Some(r) = &schema.reference {
-            return self.def_name(r);
-        }
-        if let Some(c) = &schema.const_value {
-            return literal(c);
-        }
-        if let Some(values) = &schema.enum_values {
-            return values.iter().map(literal).collect::<Vec<_>>().join("|");
-        }
-        if let Some(variants) = schema.one_of.as_ref().or(schema.any_of.as_ref()) {
-            return variants
+        match Shape::of(schema) {
+            Shape::Ref(r) => self.def_name(r),
+            Shape::Const(c) => literal(c),
+            Shape::Enum(values) => values.iter().map(literal).collect::<Vec<_>>().join("|"),
+            Shape::Union(variants) => variants
                 .iter()
                 .map(|v| match &v.description {
                     Some(d) => format!("{}{}", self.type_of(v), comment(d)),
                     None => self.type_of(v),
                 })
                 .collect::<Vec<_>>()
-                .join("|");
-        }
-        match schema.single_type() {
-            Some(JsonType::String) => "string".into(),
-            Some(JsonType::Integer) => "int".into(),
-            Some(JsonType::Number) => "number".into(),
-            Some(JsonType::Boolean) => "boolean".into(),
-            Some(JsonType::Null) => "null".into(),
-            Some(JsonType::Array) => {
-                let item = schema.items.as_ref().map_or_else(|| "any".to_string(), |s| self.type_of(s));
+                .join("|"),
+            Shape::String => "string".into(),
+            Shape::Integer => "int".into(),
+            Shape::Number => "number".into(),
+            Shape::Boolean => "boolean".into(),
+            Shape::Null => "null".into(),
+            Shape::Array(items) => {
+                let item = items.map_or_else(|| "any".to_string(), |s| self.type_of(s));
                 if item.contains('|') { format!("({item})[]") } else { format!("{item}[]") }
             }
-            Some(JsonType::Object) => self.object_or_map(schema),
-            None if schema.types == [JsonType::Null] => "null".into(),
-            None if !schema.properties.is_empty() => self.object(schema),
-            None => "any".into(),
+            Shape::Object => self.object_or_map(schema),
+            Shape::Any => "any".into(),
         }
     }
 
@@ -224,24 +194,7 @@ fn bounds(schema: &Schema) -> String {
     parts.join(", ")
 }
 
-/// ` /* text */` on one line; `*/` in the text cannot close it.
-fn comment(text: &str) -> String {
-    format!(" /* {} */", one_line(text).replace("*/", "*\\/"))
-}
-
 /// Minified JSON for defaults.
 fn compact_json(value: &serde_json::Value) -> String {
     serde_json::to_string(value).expect("values serialize")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn code_spans_survive_backticks() {
-        assert_eq!(code_span("a"), "`a`");
-        assert_eq!(code_span("a`b"), "`` a`b ``");
-        assert_eq!(code_span("``x"), "``` ``x ```");
-    }
 }

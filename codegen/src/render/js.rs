@@ -7,7 +7,8 @@ use minijinja::context;
 use serde::Serialize;
 
 use crate::model::ModuleSpec;
-use crate::render::ts::{TsTypes, pascal_case};
+use crate::render::naming::pascal_case;
+use crate::render::ts::TsTypes;
 use crate::render::{Targets, marker_line, render_template};
 
 /// The ES module a guest imports as `<specifier>/<module>`.

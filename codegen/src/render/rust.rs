@@ -10,17 +10,10 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
 use crate::model::{Additional, CapabilitySpec, JsonType, ModuleSpec, Schema, SpecSet};
-use crate::render::ts::pascal_case;
+use crate::render::naming::{pascal_case, unique};
+use crate::render::shape::Shape;
 use crate::render::{Targets, contract_fingerprint, input_schema_json, marker_line};
-
-/// Rust keywords (strict, reserved and edition-dependent) that cannot be
-/// identifiers; `self`, `Self`, `super` and `crate` cannot even be raw.
-const RUST_KEYWORDS: &[&str] = &[
-    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for", "if", "impl", "in",
-    "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self", "static", "struct", "super",
-    "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn", "abstract", "become", "box",
-    "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen", "union",
-];
+use capspec_names::RUST_KEYWORDS;
 
 fn ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
@@ -99,18 +92,6 @@ pub fn variant_name(value: &str) -> String {
         out.push('_');
     }
     out
-}
-
-/// Pick `base`, or `base2`, `base3`, … whichever is free.
-fn unique(base: String, used: &mut BTreeSet<String>) -> String {
-    let mut name = base.clone();
-    let mut n = 2;
-    while used.contains(&name) {
-        name = format!("{base}{n}");
-        n += 1;
-    }
-    used.insert(name.clone());
-    name
 }
 
 /// Attributes every generated type carries: the derives through the
@@ -204,39 +185,29 @@ impl TypeGen {
     }
 
     fn base(&mut self, schema: &Schema, hint: &str) -> TokenStream {
-        if let Some(r) = &schema.reference {
-            let name = ident(self.defs.get(r).map(String::as_str).unwrap_or("Value"));
-            return quote! { #name };
-        }
-        if let Some(c) = &schema.const_value {
-            return scalar_of(c);
-        }
-        if let Some(values) = &schema.enum_values {
-            if values.iter().all(|v| v.is_string()) {
-                return self.string_enum(values, hint, schema.description.as_deref());
+        match Shape::of(schema) {
+            Shape::Ref(r) => {
+                let name = ident(self.defs.get(r).map(String::as_str).unwrap_or("Value"));
+                quote! { #name }
             }
-            return value_type();
-        }
-        if let Some(variants) = schema.one_of.as_ref().or(schema.any_of.as_ref()) {
-            return self.untagged(variants, hint, schema.description.as_deref());
-        }
-        match schema.single_type() {
-            Some(JsonType::String) => quote! { String },
-            Some(JsonType::Integer) => quote! { i64 },
-            Some(JsonType::Number) => quote! { f64 },
-            Some(JsonType::Boolean) => quote! { bool },
-            Some(JsonType::Null) => quote! { () },
-            Some(JsonType::Array) => {
-                let item = match &schema.items {
+            Shape::Const(c) => scalar_of(c),
+            Shape::Enum(values) if values.iter().all(|v| v.is_string()) => self.string_enum(values, hint, schema.description.as_deref()),
+            Shape::Enum(_) => value_type(),
+            Shape::Union(variants) => self.untagged(variants, hint, schema.description.as_deref()),
+            Shape::String => quote! { String },
+            Shape::Integer => quote! { i64 },
+            Shape::Number => quote! { f64 },
+            Shape::Boolean => quote! { bool },
+            Shape::Null => quote! { () },
+            Shape::Array(items) => {
+                let item = match items {
                     Some(items) => self.named(items, &format!("{hint}Item")),
                     None => value_type(),
                 };
                 quote! { Vec<#item> }
             }
-            Some(JsonType::Object) => self.object(schema, hint),
-            None if schema.types == [JsonType::Null] => quote! { () },
-            None if !schema.properties.is_empty() => self.object(schema, hint),
-            None => value_type(),
+            Shape::Object => self.object(schema, hint),
+            Shape::Any => value_type(),
         }
     }
 
@@ -471,7 +442,7 @@ fn format_file(tokens: TokenStream, marker: &str) -> String {
 pub fn module_inputs_key(module: &ModuleSpec, facade: &str, catalog: &str) -> String {
     static GENERATOR: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let generator = GENERATOR.get_or_init(|| {
-        crate::render::fingerprint(&[env!("CARGO_PKG_VERSION"), include_str!("rust.rs"), include_str!("mod.rs"), include_str!("ts.rs")].concat())
+        crate::render::fingerprint(&[env!("CARGO_PKG_VERSION"), include_str!("rust.rs"), include_str!("mod.rs"), include_str!("ts.rs"), include_str!("shape.rs"), include_str!("naming.rs"), include_str!("escape.rs")].concat())
     });
     let caps: Vec<serde_json::Value> = module
         .capabilities
@@ -499,13 +470,13 @@ fn recorded(text: &str) -> Option<(&str, &str, &str)> {
 
 /// `<rust>/<module>.rs`, reusing `existing` (the file on disk) when its
 /// recorded input key matches and its text is untouched.
-pub fn module_file_reusing(module: &ModuleSpec, facade: &str, catalog: &str, existing: Option<String>) -> String {
+pub fn module_file_reusing(module: &ModuleSpec, facade: &str, catalog: &str, existing: Option<&str>) -> String {
     let key = module_inputs_key(module, facade, catalog);
     if let Some(text) = existing {
         if let Some((inputs, text_hash, body)) = recorded(&text) {
             let expected_first = format!("// {} [inputs {key}, text {text_hash}]", marker_line(&module.file));
             if inputs == key && crate::render::fingerprint(body) == text_hash && text.starts_with(&format!("{expected_first}\n")) {
-                return text;
+                return text.to_string();
             }
         }
     }

@@ -1,26 +1,9 @@
 //! TypeScript types from schemas, for `.d.ts` declarations.
 
-use crate::model::{Additional, JsonType, Schema};
-use crate::render::filters::{block_comment, js_string};
-
-/// PascalCase of a snake_case or arbitrary name, ASCII only.
-pub fn pascal_case(name: &str) -> String {
-    let mut out = String::new();
-    let mut upper = true;
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() {
-            if upper {
-                out.push(c.to_ascii_uppercase());
-            } else {
-                out.push(c);
-            }
-            upper = false;
-        } else {
-            upper = true;
-        }
-    }
-    out
-}
+use crate::model::{Additional, Schema};
+use crate::render::escape::{block_comment, js_string};
+use crate::render::naming::{pascal_case, unique};
+use crate::render::shape::Shape;
 
 /// Whether `name` can be written unquoted as a TypeScript property key.
 pub fn is_js_identifier(name: &str) -> bool {
@@ -60,14 +43,7 @@ impl TsTypes {
     pub fn for_root(root: Option<&Schema>, prefix: &str, used: &mut std::collections::BTreeSet<String>) -> TsTypes {
         let mut defs = std::collections::BTreeMap::new();
         for (def, _) in root.map(|r| r.defs.as_slice()).unwrap_or_default() {
-            let base = format!("{prefix}{}", pascal_case(def));
-            let mut name = base.clone();
-            let mut n = 2;
-            while used.contains(&name) {
-                name = format!("{base}{n}");
-                n += 1;
-            }
-            used.insert(name.clone());
+            let name = unique(format!("{prefix}{}", pascal_case(def)), used);
             defs.insert(def.clone(), name);
         }
         TsTypes { defs }
@@ -88,32 +64,24 @@ impl TsTypes {
     }
 
     fn base(&self, schema: &Schema) -> String {
-        if let Some(r) = &schema.reference {
-            return self.def_name(r);
-        }
-        if let Some(c) = &schema.const_value {
-            return literal(c);
-        }
-        if let Some(values) = &schema.enum_values {
-            return values.iter().map(literal).collect::<Vec<_>>().join(" | ");
-        }
-        if let Some(variants) = schema.one_of.as_ref().or(schema.any_of.as_ref()) {
-            let parts: Vec<String> = variants.iter().map(|v| self.type_of(v)).collect();
-            return format!("({})", parts.join(" | "));
-        }
-        match schema.single_type() {
-            Some(JsonType::String) => "string".into(),
-            Some(JsonType::Number | JsonType::Integer) => "number".into(),
-            Some(JsonType::Boolean) => "boolean".into(),
-            Some(JsonType::Null) => "null".into(),
-            Some(JsonType::Array) => {
-                let item = schema.items.as_ref().map_or_else(|| "unknown".to_string(), |s| self.type_of(s));
+        match Shape::of(schema) {
+            Shape::Ref(r) => self.def_name(r),
+            Shape::Const(c) => literal(c),
+            Shape::Enum(values) => values.iter().map(literal).collect::<Vec<_>>().join(" | "),
+            Shape::Union(variants) => {
+                let parts: Vec<String> = variants.iter().map(|v| self.type_of(v)).collect();
+                format!("({})", parts.join(" | "))
+            }
+            Shape::String => "string".into(),
+            Shape::Number | Shape::Integer => "number".into(),
+            Shape::Boolean => "boolean".into(),
+            Shape::Null => "null".into(),
+            Shape::Array(items) => {
+                let item = items.map_or_else(|| "unknown".to_string(), |s| self.type_of(s));
                 if item.contains(' ') { format!("Array<{item}>") } else { format!("{item}[]") }
             }
-            Some(JsonType::Object) => self.object(schema),
-            None if schema.types == [JsonType::Null] => "null".into(),
-            None if !schema.properties.is_empty() => self.object(schema),
-            None => "unknown".into(),
+            Shape::Object => self.object(schema),
+            Shape::Any => "unknown".into(),
         }
     }
 
@@ -177,7 +145,6 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(pascal_case("list_workflows"), "ListWorkflows");
         assert!(is_js_identifier("maxResults"));
         assert!(!is_js_identifier("content-type"));
         assert!(!is_js_identifier("3d"));

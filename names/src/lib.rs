@@ -1,6 +1,17 @@
-//! Name rules shared by the loader and the renderers.
+//! capspec's name rules, shared by the generator (`capspec-codegen`) and the
+//! macros (`capspec-macros`): what a module or capability may be called,
+//! which words the generated JavaScript, TypeScript and Rust reserve, the
+//! name `#[derive(Capability)]` gives a struct, and "did you mean" hints.
+//!
+//! ```
+//! assert_eq!(capspec_names::name_problem("list_workflows"), None);
+//! assert!(capspec_names::name_problem("delete").is_some());
+//! assert_eq!(capspec_names::did_you_mean("catgory", ["category"]), "; did you mean `category`?");
+//! ```
 
-/// Words no module or capability may be named: they become JavaScript
+#![warn(missing_docs)]
+
+/// JavaScript and TypeScript words no module or capability may be named: they become JavaScript
 /// function names (strict mode, ES modules), TypeScript declarations and Rust
 /// module names in generated code.
 const RESERVED: &[(&str, &str)] = &[
@@ -28,14 +39,20 @@ const RESERVED: &[(&str, &str)] = &[
     ("type", "TypeScript"), ("unique", "TypeScript"), ("unknown", "TypeScript"), ("satisfies", "TypeScript"),
     ("abstract", "TypeScript"), ("override", "TypeScript"), ("accessor", "TypeScript"), ("global", "TypeScript"),
     ("async", "TypeScript"),
-    // Rust keywords (strict and reserved).
-    ("fn", "Rust"), ("crate", "Rust"), ("self", "Rust"), ("mod", "Rust"), ("pub", "Rust"), ("use", "Rust"),
-    ("impl", "Rust"), ("trait", "Rust"), ("struct", "Rust"), ("where", "Rust"), ("loop", "Rust"),
-    ("match", "Rust"), ("move", "Rust"), ("mut", "Rust"), ("ref", "Rust"), ("unsafe", "Rust"),
-    ("extern", "Rust"), ("dyn", "Rust"), ("become", "Rust"), ("box", "Rust"), ("final", "Rust"),
-    ("macro", "Rust"), ("priv", "Rust"), ("unsized", "Rust"), ("virtual", "Rust"), ("gen", "Rust"),
-    ("union", "Rust"), ("raw", "Rust"),
-    // Names the generated Rust needs for itself.
+];
+
+/// Rust keywords (strict, reserved and edition-dependent) that cannot be
+/// identifiers; `self`, `Self`, `super` and `crate` cannot even be raw.
+pub const RUST_KEYWORDS: &[&str] = &[
+    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for", "if", "impl", "in",
+    "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self", "static", "struct", "super",
+    "trait", "true", "type", "unsafe", "use", "where", "while", "async", "await", "dyn", "abstract", "become", "box",
+    "do", "final", "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen", "union",
+];
+
+/// Words the generated Rust needs for itself, besides [`RUST_KEYWORDS`].
+const RUST_RESERVED: &[(&str, &str)] = &[
+    ("raw", "Rust"),
     ("std", "Rust (shadows the standard library in generated code)"),
     ("core", "Rust (shadows the core library in generated code)"),
     ("alloc", "Rust (shadows the alloc library in generated code)"),
@@ -46,7 +63,12 @@ const RESERVED: &[(&str, &str)] = &[
 
 /// The language that reserves `name`, if any.
 pub fn reserved_by(name: &str) -> Option<&'static str> {
-    RESERVED.iter().find(|(word, _)| *word == name).map(|(_, lang)| *lang)
+    RESERVED
+        .iter()
+        .find(|(word, _)| *word == name)
+        .map(|(_, lang)| *lang)
+        .or_else(|| RUST_KEYWORDS.contains(&name).then_some("Rust"))
+        .or_else(|| RUST_RESERVED.iter().find(|(word, _)| *word == name).map(|(_, lang)| *lang))
 }
 
 /// Why `name` is not a valid module or capability name, if it is not.

@@ -1,0 +1,108 @@
+//! Exported specs → loader entries: the `schemars` schema reduced to the
+//! supported subset, and a spec-shaped node located at the derive.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::finding::Finding;
+use crate::load::CodeFirstEntry;
+use crate::model::CodeOrigin;
+use crate::rules as rule;
+use crate::yaml::{self, Key, Node, Pos};
+
+use super::{Exported, Resolved};
+
+/// Convert exported or recorded specs into loader entries and the record.
+pub(crate) fn convert(root: &Path, mut specs: Vec<Exported>) -> Resolved {
+    let mut out = Resolved::default();
+    let mut texts: std::collections::BTreeMap<String, Option<String>> = std::collections::BTreeMap::new();
+    for spec in &mut specs {
+        // Only files inside the project are read (for snippets): a record
+        // naming `/etc/…` or `../…` reads nothing.
+        let inside = crate::config::path_problem(&spec.file).is_none();
+        let text = texts.entry(spec.file.clone()).or_insert_with(|| inside.then(|| std::fs::read_to_string(root.join(&spec.file)).ok()).flatten());
+        if spec.line == 0 {
+            let type_name = spec.rust_type.rsplit("::").next().unwrap_or_default();
+            (spec.line, spec.column) = text.as_deref().and_then(|t| locate_struct(t, type_name)).unwrap_or((1, 1));
+        }
+        let mut schema = std::mem::take(&mut spec.input_schema);
+        // The struct's doc comment (schemars' root `description`) is for
+        // Rust readers; the model reads the capability's `description`.
+        if let Some(map) = schema.as_object_mut() {
+            map.remove("$schema");
+            map.remove("title");
+            map.remove("description");
+        }
+        let (file, pos, qualified) = (spec.file.clone(), Pos { line: spec.line, column: spec.column }, format!("{}.{}", spec.module, spec.name));
+        crate::import::strip_unsupported(&mut schema, "/input", &mut |key, at| {
+            // schemars titles enum variants and structs; a title is only a label.
+            if key == "title" {
+                return;
+            }
+            out.findings.push(
+                Finding::warning(
+                    rule::CODE_FIRST_KEYWORD,
+                    &file,
+                    pos,
+                    format!("`{qualified}`: dropped keyword `{key}` at `{at}`, which the spec format does not support; the generated schema goes without it"),
+                )
+                .for_capability(&qualified),
+            );
+        });
+        spec.input_schema = schema;
+    }
+    specs.sort_by(|a, b| (&a.module, &a.name, &a.rust_type, &a.package).cmp(&(&b.module, &b.name, &b.rust_type, &b.package)));
+    for spec in &specs {
+        let pos = Pos { line: spec.line, column: spec.column };
+        let node = Node {
+            value: yaml::Value::Map(vec![
+                entry("name", Value::String(spec.name.clone()), pos),
+                entry("category", Value::String(spec.category.clone()), pos),
+                entry("description", Value::String(spec.description.clone()), pos),
+                entry("input", spec.input_schema.clone(), pos),
+            ]),
+            pos,
+        };
+        out.entries.push(CodeFirstEntry {
+            module: spec.module.clone(),
+            node,
+            origin: CodeOrigin { package: spec.package.clone(), file: spec.file.clone(), rust_type: spec.rust_type.clone() },
+            text: texts.get(&spec.file).cloned().flatten(),
+        });
+    }
+    out.record = specs;
+    out
+}
+
+/// The position of the name in `struct <name>` (1-based line and column).
+fn locate_struct(text: &str, name: &str) -> Option<(u32, u32)> {
+    let needle = format!("struct {name}");
+    text.lines().enumerate().find_map(|(i, line)| {
+        let at = line.find(&needle)?;
+        let after = line[at + needle.len()..].chars().next();
+        if after.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        Some((i as u32 + 1, line[..at + "struct ".len()].chars().count() as u32 + 1))
+    })
+}
+
+fn entry(key: &str, value: Value, pos: Pos) -> (Key, Node) {
+    (Key { name: key.to_string(), pos }, node_of(value, pos))
+}
+
+/// A JSON value as a located node, every position `pos` (a code-first spec
+/// has one place in the source: its derive).
+fn node_of(value: Value, pos: Pos) -> Node {
+    let value = match value {
+        Value::Null => yaml::Value::Null,
+        Value::Bool(b) => yaml::Value::Bool(b),
+        Value::Number(n) => yaml::Value::Number(n),
+        Value::String(s) => yaml::Value::String(s),
+        Value::Array(items) => yaml::Value::Seq(items.into_iter().map(|v| node_of(v, pos)).collect()),
+        Value::Object(map) => yaml::Value::Map(map.into_iter().map(|(k, v)| (Key { name: k, pos }, node_of(v, pos))).collect()),
+    };
+    Node { value, pos }
+}
+

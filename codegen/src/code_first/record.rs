@@ -1,0 +1,88 @@
+//! The record file: what the `[code_first]` packages last exported, one
+//! capability per line, so a broken host never blocks regeneration.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::finding::Finding;
+use crate::render::MARKER;
+use crate::rules as rule;
+use crate::yaml::Pos;
+
+/// One code-first spec as a package exports it, and as the record keeps it
+/// (with the schema already converted).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Exported {
+    #[serde(default)]
+    /// The `[code_first]` package that exported it.
+    pub package: String,
+    /// The module it joins.
+    pub module: String,
+    /// The capability name.
+    pub name: String,
+    /// The category, as written in the derive.
+    pub category: String,
+    /// The description.
+    pub description: String,
+    /// The args struct's path (`crate_name::module::Type`).
+    pub rust_type: String,
+    /// Relative to the project root once exported (the derive's `file!()`).
+    pub file: String,
+    /// Where the derive's struct name is. Not recorded (an edit above the
+    /// struct must not make the record stale); a recorded spec is located
+    /// by finding `struct <Type>` in `file`.
+    #[serde(default, skip_serializing)]
+    pub line: u32,
+    #[serde(default, skip_serializing)]
+    /// 1-based column of the struct name (not recorded).
+    pub column: u32,
+    /// The input schema: as `schemars` wrote it once exported, converted to the subset in the record.
+    pub input_schema: Value,
+}
+
+/// The record file's text: one capability per line, so a review diff shows
+/// each changed spec. Valid JSON whose first line carries the marker.
+pub(crate) fn render_record(specs: &[Exported]) -> String {
+    let header = format!("{MARKER} from the #[derive(Capability)] specs of the [code_first] packages; `cargo xtask sync` rewrites it");
+    let mut out = format!("{{\"generated\": {},\n\"capabilities\": [", Value::String(header));
+    for (i, spec) in specs.iter().enumerate() {
+        out.push_str(if i == 0 { "\n" } else { ",\n" });
+        out.push_str(&serde_json::to_string(spec).expect("records serialize"));
+    }
+    out.push_str("\n]}\n");
+    out
+}
+
+/// Read the record: its specs, or a finding saying why it cannot be used.
+/// A missing record holds nothing (a package that never exported).
+pub(super) fn read_record(root: &Path, path: &str) -> (Vec<Exported>, Vec<Finding>) {
+    let text = match std::fs::read_to_string(root.join(path)) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), Vec::new()),
+        Err(e) => return (Vec::new(), vec![Finding::error(rule::CODE_FIRST_RECORD, path, Pos::default(), format!("cannot read the code-first record: {e}"))]),
+    };
+    parse_record(path, &text)
+}
+
+/// Parse a record file's text (`path` names it in findings).
+pub fn parse_record(path: &str, text: &str) -> (Vec<Exported>, Vec<Finding>) {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Record {
+        #[allow(dead_code)]
+        generated: String,
+        capabilities: Vec<Exported>,
+    }
+    match serde_json::from_str::<Record>(text) {
+        Ok(r) => (r.capabilities, Vec::new()),
+        Err(e) => {
+            let pos = Pos { line: e.line() as u32, column: e.column() as u32 };
+            let message = format!("the code-first record is not what `cargo xtask sync` writes ({e}); run `cargo xtask sync` with the packages building to rewrite it");
+            (Vec::new(), vec![Finding::error(rule::CODE_FIRST_RECORD, path, pos, message)])
+        }
+    }
+}
+

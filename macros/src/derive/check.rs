@@ -1,0 +1,85 @@
+//! The derive's rules: the struct's shape, and the attribute's values
+//! checked with the spec format's own name rules (`capspec-names`).
+
+use proc_macro2::Ident;
+use syn::spanned::Spanned;
+
+use capspec_names::{default_capability_name, did_you_mean, name_problem};
+
+use super::CATEGORIES;
+use super::attr::Attr;
+use crate::errors::Errors;
+
+/// A struct with named fields and no generics: its schema is one fixed object.
+pub fn shape(input: &syn::DeriveInput, errors: &mut Errors) {
+    match &input.data {
+        syn::Data::Struct(s) if matches!(s.fields, syn::Fields::Named(_)) => {}
+        syn::Data::Struct(s) => errors.push(
+            s.fields.span(),
+            "a code-first capability's args are a struct with named fields (its input schema is an object); use `struct X { … }`",
+        ),
+        syn::Data::Enum(e) => errors.push(e.enum_token.span, "#[derive(Capability)] goes on a struct with named fields, not an enum"),
+        syn::Data::Union(u) => errors.push(u.union_token.span, "#[derive(Capability)] goes on a struct with named fields, not a union"),
+    }
+    if !input.generics.params.is_empty() {
+        errors.push(input.generics.span(), "a code-first capability's args struct cannot be generic: its schema must be one fixed object");
+    }
+}
+
+/// Every key present and valid, as a YAML spec would have to be.
+pub fn values(ident: &Ident, attr: &Attr, errors: &mut Errors) {
+    match &attr.module {
+        None => errors.push(attr.span, "missing `module = \"…\"`: the module this capability belongs to"),
+        Some(m) => {
+            if let Some(problem) = name_problem(&m.value()) {
+                errors.push(m.span(), format!("invalid module name: {problem}"));
+            }
+        }
+    }
+    match &attr.category {
+        None => errors.push(attr.span, "missing `category`: add category = \"read\" | \"write\" | \"execute\" | \"external\"; there is no default"),
+        Some(c) if !CATEGORIES.iter().any(|(k, _)| *k == c.value()) => {
+            let hint = did_you_mean(&c.value(), CATEGORIES.iter().map(|(k, _)| *k));
+            let hint = if hint.is_empty() { "; the categories are read, write, execute, external".to_string() } else { hint };
+            errors.push(c.span(), format!("unknown category `{}`{hint}", c.value()));
+        }
+        Some(_) => {}
+    }
+    match &attr.description {
+        None => errors.push(attr.span, "missing `description = \"…\"`: the model reads it to choose the capability"),
+        Some(d) if d.value().trim().is_empty() => errors.push(d.span(), "the description is empty; say what the capability does"),
+        Some(_) => {}
+    }
+    match &attr.name {
+        Some(n) => {
+            if let Some(problem) = name_problem(&n.value()) {
+                errors.push(n.span(), format!("invalid capability name: {problem}"));
+            }
+        }
+        None => {
+            let default = default_capability_name(&ident.to_string());
+            if let Some(problem) = name_problem(&default) {
+                errors.push(ident.span(), format!("the capability name taken from the struct name is invalid: {problem}; give one with name = \"…\""));
+            }
+        }
+    }
+}
+
+/// A checked attribute: what expansion needs.
+pub struct Checked {
+    pub module: syn::LitStr,
+    pub description: syn::LitStr,
+    pub name: String,
+    /// The `Category` variant.
+    pub variant: &'static str,
+}
+
+impl Checked {
+    /// `None` when a required key is missing (reported by [`values`]).
+    pub fn from(ident: &Ident, attr: Attr) -> Option<Checked> {
+        let category = attr.category?.value();
+        let variant = CATEGORIES.iter().find(|(k, _)| *k == category).map(|(_, v)| *v)?;
+        let name = attr.name.map_or_else(|| default_capability_name(&ident.to_string()), |n| n.value());
+        Some(Checked { module: attr.module?, description: attr.description?, name, variant })
+    }
+}

@@ -1,0 +1,268 @@
+//! The event loop of one guest run: start QuickJS under the limits, run
+//! JavaScript jobs (metering only their time), start the capability calls
+//! the guest made — inline when alone, on scoped threads when started
+//! together — and resolve their promises as they finish.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rquickjs::{Context, Function, JsLifetime, Module, Persistent, Runtime, Value};
+
+use super::globals::{self, describe_error, error_parts};
+use super::limits::{LimitKind, classify, limit_error};
+use super::loader::{self, GuestLoader, GuestResolver, Policy};
+use super::{Guest, GuestError, GuestOutcome};
+use crate::registry::Mounted;
+use crate::run::Run;
+use crate::testing::block_on;
+
+/// The engine of one run. Fields drop in order: saved JS values are
+/// released before the context and the runtime are freed.
+struct Engine {
+    _release: Release,
+    context: Context,
+    rt: Runtime,
+}
+
+/// Run an action to completion: the loop of jobs → calls → settled? → wait.
+pub(super) fn run<'scope, 'env>(guest: &'env Guest, scope: &'scope std::thread::Scope<'scope, 'env>, run: &'env Run, source: &str) -> GuestOutcome {
+    let state = Rc::new(RefCell::new(State { max_calls: guest.limits.max_calls, mounted: Some(guest.mounted.clone()), ..State::default() }));
+    let fail = |error: GuestError| {
+        let s = state.borrow();
+        GuestOutcome { result: None, error: Some(error), logs: s.logs.clone(), cpu_time: s.cpu }
+    };
+    let engine = match start(guest, &state, source) {
+        Ok(engine) => engine,
+        Err(error) => return fail(error),
+    };
+    let (tx, rx) = mpsc::channel::<(usize, serde_json::Value)>();
+    let mut outstanding = 0usize;
+    loop {
+        // 1. Run every queued JavaScript job, timing it.
+        let job_error = run_jobs(&engine.rt, &state);
+        if let Some(limit) = state.borrow().limit {
+            return fail(limit_error(limit, &guest.limits));
+        }
+        if let Some(message) = job_error {
+            return fail(classify(message, &guest.limits));
+        }
+        // 2. Start the calls the guest made. A lone call while nothing else
+        //    is in flight runs right here (the engine has nothing to do
+        //    until it returns); calls started together each get a thread,
+        //    so their host work overlaps.
+        let mut calls: Vec<PendingCall> = std::mem::take(&mut state.borrow_mut().to_start);
+        if calls.len() == 1 && outstanding == 0 {
+            let call = calls.pop().expect("one call");
+            let reply = invoke(&guest.mounted, run, call.name, call.args);
+            outstanding += 1;
+            tx.send((call.id, reply)).expect("the receiver is alive");
+        }
+        for call in calls {
+            outstanding += 1;
+            let tx = tx.clone();
+            let mounted = &guest.mounted;
+            scope.spawn(move || {
+                let _ = tx.send((call.id, invoke(mounted, run, call.name, call.args)));
+            });
+        }
+        // 3. Done when the entry module has settled.
+        if let Some(mut outcome) = settled(&engine.context, &state) {
+            if let Some(limit) = state.borrow().limit {
+                return fail(limit_error(limit, &guest.limits));
+            }
+            if let Some(GuestError::Threw { message, .. }) = &outcome.error {
+                if let e @ GuestError::Limit { .. } = classify(message.clone(), &guest.limits) {
+                    outcome.error = Some(e);
+                }
+            }
+            let size = outcome.result.as_ref().map_or(0, |r| r.to_string().len()) + outcome.logs.iter().map(String::len).sum::<usize>();
+            if size > guest.limits.max_output_bytes {
+                return fail(limit_error(LimitKind::Output, &guest.limits));
+            }
+            return outcome;
+        }
+        if outstanding == 0 {
+            return fail(GuestError::Threw { message: "the action is waiting on a promise that nothing will settle".into(), code: None });
+        }
+        // 4. Wait (not counted as CPU time) for a call to finish and resolve its promise.
+        let Ok((id, reply)) = rx.recv() else { break };
+        outstanding -= 1;
+        if resolve_call(&engine.context, &state, id, reply).is_err() {
+            if let Some(limit) = state.borrow().limit {
+                return fail(limit_error(limit, &guest.limits));
+            }
+        }
+    }
+    fail(GuestError::Load { message: "the guest host lost its call channel".into() })
+}
+
+/// Start QuickJS under the limits, install the globals and evaluate the
+/// entry module (which links the action and its imports).
+fn start(guest: &Guest, state: &Rc<RefCell<State>>, source: &str) -> Result<Engine, GuestError> {
+    let cannot_start = |e: rquickjs::Error| GuestError::Load { message: format!("cannot start QuickJS: {e}") };
+    let rt = Runtime::new().map_err(cannot_start)?;
+    rt.set_memory_limit(guest.limits.memory_bytes);
+    rt.set_max_stack_size(guest.limits.stack_bytes);
+    let limit = guest.limits.cpu_time;
+    let clock = state.clone();
+    rt.set_interrupt_handler(Some(Box::new(move || {
+        let mut s = clock.borrow_mut();
+        let spent = s.cpu + s.slice_start.map_or(Duration::ZERO, |t| t.elapsed());
+        if spent > limit {
+            s.limit.get_or_insert(LimitKind::CpuTime);
+            true
+        } else {
+            false
+        }
+    })));
+    let modules: BTreeMap<String, &'static str> =
+        guest.mounted.modules().map(|m| (format!("{}/{}", guest.specifier, m.name), m.facade)).collect();
+    let policy = Rc::new(Policy { specifier: guest.specifier.clone(), bridge: guest.bridge.clone(), modules, action: source.to_string(), state: state.clone() });
+    rt.set_loader(GuestResolver(policy.clone()), GuestLoader(policy));
+    let context = Context::full(&rt).map_err(cannot_start)?;
+    let engine = Engine { _release: Release(state.clone()), context, rt };
+    let installed: Result<(), String> = engine.context.with(|ctx| {
+        ctx.store_userdata(Shared(state.clone())).map_err(|e| e.to_string())?;
+        globals::install(guest, &ctx, state).map_err(|e| e.to_string())?;
+        state.borrow_mut().linking = true;
+        let started = Instant::now();
+        state.borrow_mut().slice_start = Some(started);
+        let evaluated = Module::declare(ctx.clone(), loader::ENTRY, loader::ENTRY_SOURCE).and_then(|m| m.eval());
+        {
+            let mut s = state.borrow_mut();
+            s.linking = false;
+            s.slice_start = None;
+            s.cpu += started.elapsed();
+        }
+        match evaluated {
+            Ok((_, promise)) => {
+                state.borrow_mut().entry = Some(Persistent::save(&ctx, promise));
+                Ok(())
+            }
+            Err(e) => Err(describe_error(&ctx, e)),
+        }
+    });
+    if let Err(message) = installed {
+        if let Some(limit) = state.borrow().limit {
+            return Err(limit_error(limit, &guest.limits));
+        }
+        return Err(classify(message, &guest.limits));
+    }
+    Ok(engine)
+}
+
+/// Run every pending job, counting the time as CPU time; the message of a
+/// job that threw, if one did.
+fn run_jobs(rt: &Runtime, state: &Rc<RefCell<State>>) -> Option<String> {
+    let started = Instant::now();
+    state.borrow_mut().slice_start = Some(started);
+    let mut job_error = None;
+    loop {
+        match rt.execute_pending_job() {
+            Ok(true) => continue,
+            Ok(false) => break,
+            Err(e) => {
+                job_error = Some(e.0.with(|ctx| describe_error(&ctx, rquickjs::Error::Exception)));
+                break;
+            }
+        }
+    }
+    let mut s = state.borrow_mut();
+    s.slice_start = None;
+    s.cpu += started.elapsed();
+    job_error
+}
+
+/// The outcome, once the entry module's promise has settled.
+fn settled(context: &Context, state: &Rc<RefCell<State>>) -> Option<GuestOutcome> {
+    context.with(|ctx| -> Option<GuestOutcome> {
+        let s = state.borrow();
+        let promise = s.entry.clone()?.restore(&ctx).ok()?;
+        drop(s);
+        match promise.state() {
+            rquickjs::promise::PromiseState::Pending => None,
+            rquickjs::promise::PromiseState::Resolved => {
+                let s = state.borrow();
+                Some(GuestOutcome { result: Some(s.result.clone().unwrap_or(serde_json::Value::Null)), error: None, logs: s.logs.clone(), cpu_time: s.cpu })
+            }
+            rquickjs::promise::PromiseState::Rejected => {
+                let reason: Value = promise.result::<Value>().and_then(|r| r.err()).map(|_| ctx.catch()).unwrap_or_else(|| Value::new_undefined(ctx.clone()));
+                let (message, code) = error_parts(&ctx, &reason);
+                let s = state.borrow();
+                Some(GuestOutcome { result: None, error: Some(GuestError::Threw { message, code }), logs: s.logs.clone(), cpu_time: s.cpu })
+            }
+        }
+    })
+}
+
+/// Resolve the promise of call `id` with its reply.
+fn resolve_call(context: &Context, state: &Rc<RefCell<State>>, id: usize, reply: serde_json::Value) -> rquickjs::Result<()> {
+    context.with(|ctx| {
+        let resolve = state.borrow_mut().pending.remove(&id);
+        if let Some(resolve) = resolve {
+            let value = ctx.json_parse(reply.to_string())?;
+            resolve.restore(&ctx)?.call::<_, ()>((value,))?;
+        }
+        Ok(())
+    })
+}
+
+/// One call through the ladder, as the reply the bridge expects:
+/// `{result}` or `{error, message, capability}`.
+fn invoke(mounted: &Mounted, run: &Run, name: String, args: serde_json::Value) -> serde_json::Value {
+    match block_on(mounted.invoke(run, &name, args)) {
+        Ok(result) => serde_json::json!({ "result": result }),
+        Err(e) => serde_json::to_value(e).expect("errors serialize"),
+    }
+}
+
+/// Releases the saved promise and resolve functions when a run ends.
+struct Release(Rc<RefCell<State>>);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        let mut s = self.0.borrow_mut();
+        s.pending.clear();
+        s.entry = None;
+    }
+}
+
+/// A call the guest made, waiting to be started.
+pub(super) struct PendingCall {
+    pub(super) id: usize,
+    pub(super) name: String,
+    pub(super) args: serde_json::Value,
+}
+
+#[derive(Default)]
+pub(super) struct State {
+    pub(super) logs: Vec<String>,
+    pub(super) output: usize,
+    pub(super) result: Option<serde_json::Value>,
+    pub(super) limit: Option<LimitKind>,
+    /// JavaScript execution time so far, and the start of the current slice.
+    pub(super) cpu: Duration,
+    pub(super) slice_start: Option<Instant>,
+    /// True only while the entry module links: static imports resolve then,
+    /// dynamic `import()` (which always runs later, as a job) never does.
+    pub(super) linking: bool,
+    pub(super) calls: u32,
+    pub(super) max_calls: u32,
+    pub(super) mounted: Option<Mounted>,
+    pub(super) next_id: usize,
+    pub(super) to_start: Vec<PendingCall>,
+    pub(super) pending: BTreeMap<usize, Persistent<Function<'static>>>,
+    pub(super) entry: Option<Persistent<rquickjs::Promise<'static>>>,
+}
+
+/// The state, reachable from native module definitions through the context.
+#[derive(Clone)]
+pub(super) struct Shared(pub(super) Rc<RefCell<State>>);
+
+unsafe impl<'js> JsLifetime<'js> for Shared {
+    type Changed<'to> = Shared;
+}
+

@@ -1,0 +1,103 @@
+//! The globals a guest sees: `console.*` (captured, counted against the
+//! output limit), `capabilities()` (what the session mounted) and the
+//! entry module's private completion hook; and how thrown values read.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rquickjs::function::Rest;
+use rquickjs::{Ctx, Function, Object, Value};
+
+use super::Guest;
+use super::event_loop::State;
+use super::limits::LimitKind;
+
+pub(super) fn install<'js>(guest: &Guest, ctx: &Ctx<'js>, state: &Rc<RefCell<State>>) -> rquickjs::Result<()> {
+    let globals = ctx.globals();
+    let console = Object::new(ctx.clone())?;
+    let max = guest.limits.max_output_bytes;
+    for level in ["log", "info", "warn", "error", "debug"] {
+        let state = state.clone();
+        let prefix = match level {
+            "warn" => "warn: ",
+            "error" => "error: ",
+            _ => "",
+        };
+        let f = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
+            let line = args.0.iter().map(|v| format_value(&ctx, v)).collect::<Vec<_>>().join(" ");
+            let mut s = state.borrow_mut();
+            s.output += line.len();
+            if s.output > max {
+                s.limit.get_or_insert(LimitKind::Output);
+            } else {
+                s.logs.push(format!("{prefix}{line}"));
+            }
+        })?;
+        console.set(level, f)?;
+    }
+    globals.set("console", console)?;
+    let list: Vec<serde_json::Value> = guest
+        .mounted
+        .capabilities()
+        .into_iter()
+        .map(|c| serde_json::json!({ "module": c.module, "name": c.name, "category": c.category, "summary": c.summary, "deferred": c.deferred }))
+        .collect();
+    let listing = serde_json::Value::Array(list).to_string();
+    globals.set(
+        "capabilities",
+        Function::new(ctx.clone(), move |ctx: Ctx<'js>| ctx.json_parse(listing.clone()))?,
+    )?;
+    let finish_state = state.clone();
+    globals.set(
+        "__capspec_finish",
+        Function::new(ctx.clone(), move |ctx: Ctx<'js>, value: Value<'js>| {
+            let json = ctx.json_stringify(value).ok().flatten().map(|s| s.to_string().unwrap_or_default());
+            let parsed = json.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or(serde_json::Value::Null);
+            finish_state.borrow_mut().result = Some(parsed);
+        })?,
+    )?;
+    Ok(())
+}
+
+pub(super) fn describe_error(ctx: &Ctx<'_>, err: rquickjs::Error) -> String {
+    if let rquickjs::Error::Exception = err {
+        let value = ctx.catch();
+        let (message, _) = error_parts(ctx, &value);
+        message
+    } else {
+        err.to_string()
+    }
+}
+
+/// `message` and `.code` of a thrown value.
+pub(super) fn error_parts<'js>(ctx: &Ctx<'js>, value: &Value<'js>) -> (String, Option<String>) {
+    if let Some(obj) = value.as_object() {
+        let message: Option<String> = obj.get("message").ok();
+        let code: Option<String> = obj.get("code").ok();
+        if let Some(message) = message {
+            return (message, code);
+        }
+    }
+    (format_value(ctx, value), None)
+}
+
+/// `console.log` formatting: strings as they are, everything else as JSON
+/// (or `String(v)` when it has no JSON form).
+pub(super) fn format_value<'js>(ctx: &Ctx<'js>, value: &Value<'js>) -> String {
+    if let Some(s) = value.as_string() {
+        return s.to_string().unwrap_or_default();
+    }
+    if value.is_undefined() {
+        return "undefined".into();
+    }
+    if let Some(e) = value.as_exception() {
+        return e.message().unwrap_or_else(|| "Error".into());
+    }
+    if value.is_function() {
+        return "[function]".into();
+    }
+    match ctx.json_stringify(value.clone()) {
+        Ok(Some(s)) => s.to_string().unwrap_or_default(),
+        _ => "[value]".into(),
+    }
+}

@@ -1,0 +1,4 @@
+import * as action from "capspec:action";
+const main = action.default;
+const value = typeof main === "function" ? await main() : await main;
+__capspec_finish(value);
