@@ -2,8 +2,8 @@
 //! validation refuse or accept, never panic. Input: `<schema JSON>\n<args JSON>`.
 #![no_main]
 
-use capspec::coerce::coerce;
-use capspec::validate::Validator;
+use capspec::__internals::coerce;
+use capspec::__internals::Validator;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -22,21 +22,28 @@ use crate::Category;
 /// requires the struct to be `Deserialize` and `JsonSchema` (one error
 /// each, on the struct, when it is not).
 pub trait Capability: 'static {
+    /// The code-first spec the derive declared.
     const SPEC: CodeFirst;
 }
 
 /// A code-first spec as the derive declares it.
 #[derive(Debug, Clone, Copy)]
 pub struct CodeFirst {
+    /// The module it joins.
     pub module: &'static str,
+    /// The capability name.
     pub name: &'static str,
+    /// The safety category.
     pub category: Category,
+    /// What it does.
     pub description: &'static str,
     /// `module_path!()::Type` of the args struct.
     pub rust_type: &'static str,
     /// Where the derive is written.
     pub file: &'static str,
+    /// Line of the derive's struct name.
     pub line: u32,
+    /// Column of the derive's struct name.
     pub column: u32,
     /// The args struct's JSON Schema, from `schemars`.
     pub input_schema: fn() -> Value,

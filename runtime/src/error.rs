@@ -25,6 +25,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// The code as it crosses to callers (`unknown_capability`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::UnknownCapability => "unknown_capability",
@@ -48,7 +49,9 @@ impl fmt::Display for ErrorCode {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CallError {
     #[serde(rename = "error")]
+    /// What kind of refusal or failure.
     pub code: ErrorCode,
+    /// What happened, for the caller (and the model) to act on.
     pub message: String,
     /// `module.name` of the capability, or the name as called when unknown.
     pub capability: String,
@@ -66,10 +69,12 @@ impl std::error::Error for CallError {}
 /// The runtime turns it into a `failed` [`CallError`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CapError {
+    /// What went wrong.
     pub message: String,
 }
 
 impl CapError {
+    /// A failure with this message.
     pub fn new(message: impl Into<String>) -> CapError {
         CapError { message: message.into() }
     }

@@ -27,8 +27,10 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Every mode, from the strictest to the most permissive.
     pub const ALL: [Mode; 4] = [Mode::Plan, Mode::Default, Mode::AcceptEdits, Mode::Auto];
 
+    /// The mode as written on the command line and in receipts.
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Plan => "plan",
@@ -66,8 +68,11 @@ impl Mode {
 /// What the matrix says before anyone is asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Verdict {
+    /// Run it.
     Allow,
+    /// Ask the run's approver.
     Ask,
+    /// Refuse it (`blocked_in_plan_mode`).
     Block,
 }
 
@@ -87,6 +92,7 @@ pub fn decide(mode: Mode, category: Category) -> Verdict {
 /// An approver's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Approval {
+    /// Allow this one call.
     AllowOnce,
     /// Allow this capability for the rest of the session.
     AllowForSession,
@@ -99,16 +105,20 @@ pub enum Approval {
 pub struct ApprovalRequest {
     /// `module.name`
     pub capability: String,
+    /// The capability's category.
     pub category: Category,
+    /// The mode the gate is in.
     pub mode: Mode,
     /// The spec's `user_message` with `{placeholders}` filled from the arguments.
     pub message: Option<String>,
+    /// The (validated) arguments of the call.
     pub args: serde_json::Value,
 }
 
 /// Who answers when the gate asks: a person at a terminal, a client UI, a
 /// script in tests, or nobody ([`HeadlessApprover`]).
 pub trait Approver: Send + Sync {
+    /// Answer one request; may wait on a person.
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval>;
 }
 
@@ -119,6 +129,7 @@ pub struct HeadlessApprover {
 }
 
 impl HeadlessApprover {
+    /// An approver that denies every ask, naming `host` in the reason.
     pub fn new(host: impl Into<String>) -> HeadlessApprover {
         HeadlessApprover { host: host.into() }
     }
@@ -147,14 +158,17 @@ pub struct SessionAllow {
 }
 
 impl SessionAllow {
+    /// An empty allow-set.
     pub fn new() -> SessionAllow {
         SessionAllow::default()
     }
 
+    /// Whether `capability` was allowed for the session.
     pub fn contains(&self, capability: &str) -> bool {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).contains(capability)
     }
 
+    /// Allow `capability` for the rest of the session.
     pub fn insert(&self, capability: &str) {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).insert(capability.to_string());
     }
@@ -185,16 +199,19 @@ impl std::fmt::Debug for Gate {
 pub struct ModeHandle(Arc<AtomicU8>);
 
 impl ModeHandle {
+    /// Switch the mode; the next call sees it.
     pub fn set(&self, mode: Mode) {
         self.0.store(mode.to_u8(), Ordering::SeqCst);
     }
 
+    /// The current mode.
     pub fn get(&self) -> Mode {
         Mode::from_u8(self.0.load(Ordering::SeqCst))
     }
 }
 
 impl Gate {
+    /// A gate in `mode` that asks `approver` and remembers session allows in `session`.
     pub fn new(mode: Mode, approver: Arc<dyn Approver>, session: SessionAllow) -> Gate {
         Gate { mode: Arc::new(AtomicU8::new(mode.to_u8())), approver, session }
     }
@@ -204,22 +221,27 @@ impl Gate {
         Gate::new(mode, Arc::new(HeadlessApprover::new(host)), SessionAllow::new())
     }
 
+    /// The current mode.
     pub fn mode(&self) -> Mode {
         Mode::from_u8(self.mode.load(Ordering::SeqCst))
     }
 
+    /// Switch the mode; the next call sees it.
     pub fn set_mode(&self, mode: Mode) {
         self.mode.store(mode.to_u8(), Ordering::SeqCst);
     }
 
+    /// A handle that changes this gate's mode from elsewhere.
     pub fn mode_handle(&self) -> ModeHandle {
         ModeHandle(self.mode.clone())
     }
 
+    /// The session's allow-set.
     pub fn session(&self) -> &SessionAllow {
         &self.session
     }
 
+    /// The approver asks go to.
     pub fn approver(&self) -> &dyn Approver {
         &*self.approver
     }

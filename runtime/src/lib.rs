@@ -12,26 +12,28 @@
 //!   code-first spec on an args struct.
 //! - [`testing`]: a scripted approver and a small executor for tests.
 
+#![warn(missing_docs)]
+
 use std::fmt;
 
-pub mod code_first;
-pub mod coerce;
-pub mod error;
-pub mod gate;
+mod code_first;
+mod coerce;
+mod error;
+mod gate;
 #[cfg(feature = "quickjs")]
 pub mod guest;
-pub mod receipt;
-pub mod registry;
-pub mod run;
+mod receipt;
+mod registry;
+mod run;
 pub mod testing;
-pub mod validate;
+mod validate;
 
 pub use capspec_macros::{Capability, capability};
 pub use code_first::{Capability, CodeFirst};
 pub use error::{CallError, CapError, CapResult, ErrorCode};
 pub use gate::{Approval, ApprovalRequest, Approver, BoxFuture, Gate, HeadlessApprover, Mode, ModeHandle, SessionAllow, Verdict, decide};
 pub use receipt::{GateDecision, Receipt, Status};
-pub use registry::{CapabilityInfo, Mounted, Registration, Registry, RegistryError};
+pub use registry::{CapabilityInfo, Mounted, Registry, RegistryError};
 pub use run::{ClientRouter, Extensions, Limits, Run};
 
 /// What generated bindings and the macros name. Not a public API: paths
@@ -72,6 +74,16 @@ pub mod __private {
     }
 }
 
+/// capspec's own tests, fuzz targets and benchmarks reach the argument
+/// ladder's pieces and the registration table here. Not a public API.
+#[doc(hidden)]
+pub mod __internals {
+    pub use crate::code_first::code_first_specs;
+    pub use crate::coerce::coerce;
+    pub use crate::registry::{Registration, registrations};
+    pub use crate::validate::Validator;
+}
+
 /// The safety category of a capability: a closed enum with no default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -87,6 +99,7 @@ pub enum Category {
 }
 
 impl Category {
+    /// The category as written in specs: `read`, `write`, `execute`, `external`.
     pub fn as_str(self) -> &'static str {
         match self {
             Category::Read => "read",
@@ -108,8 +121,11 @@ impl fmt::Display for Category {
 /// table lives in the binary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Spec {
+    /// The module it belongs to.
     pub module: &'static str,
+    /// The capability name, unique in its module.
     pub name: &'static str,
+    /// The safety category; there is no default.
     pub category: Category,
     /// The full description from the spec.
     pub description: &'static str,
@@ -120,9 +136,13 @@ pub struct Spec {
     pub input_schema: &'static str,
     /// The output schema as minified JSON, when the spec gives one.
     pub output_schema: Option<&'static str>,
+    /// A message for people, with `{placeholders}` naming input properties.
     pub user_message: Option<&'static str>,
+    /// Listed by name only in the prompt catalog.
     pub deferred: bool,
+    /// Hidden compatibility names; resolve at invoke.
     pub aliases: &'static [&'static str],
+    /// Why it is deprecated and what to use instead; still callable.
     pub deprecated: Option<&'static str>,
     /// Hash of description, schemas and category: changes when the contract does.
     pub fingerprint: &'static str,
@@ -133,8 +153,11 @@ pub struct Spec {
 /// and its prompt-catalog section, so a host embeds everything from one place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Module {
+    /// The module name.
     pub name: &'static str,
+    /// One line describing the module.
     pub description: &'static str,
+    /// Its capabilities' specs, sorted by name.
     pub specs: &'static [Spec],
     /// The ES module source served to guests for `<specifier>/<name>`.
     pub facade: &'static str,

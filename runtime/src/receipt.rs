@@ -22,6 +22,7 @@ pub enum GateDecision {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// The implementation ran and returned a result.
     Ok,
     /// The implementation ran and returned an error.
     Failed,
@@ -29,12 +30,14 @@ pub enum Status {
     Refused,
 }
 
+/// What one call did: the capability, the gate's decision, how it ended and how long it took.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Receipt {
     /// `module.name`, or the name as called when it resolved to nothing.
     pub capability: String,
     /// `None` when the call was refused before the gate (unknown name, bad arguments).
     pub decision: Option<GateDecision>,
+    /// How the call ended.
     pub status: Status,
     /// Time from lookup to result, not counting time spent waiting for an approver.
     #[serde(rename = "ms", serialize_with = "millis")]

@@ -29,14 +29,17 @@ pub type ImplFn = for<'a> fn(&'a Run, Value) -> BoxFuture<'a, Result<Value, CapE
 pub struct Registration {
     /// The module and name of the spec the fn implements.
     pub module: &'static str,
+    /// (With `module`.)
     pub name: &'static str,
     /// The fingerprint of the generated spec the fn was compiled against;
     /// `None` for an impl of a code-first spec (its args struct is the
     /// spec's own type, so there is nothing older to compile against).
     pub fingerprint: Option<&'static str>,
+    /// The type-erased wrapper the macro generates.
     pub call: ImplFn,
     /// Where the fn is written, for registry errors.
     pub file: &'static str,
+    /// Line of the fn.
     pub line: u32,
 }
 
@@ -50,6 +53,7 @@ pub fn registrations() -> impl Iterator<Item = &'static Registration> {
 /// Problems found when the registry is built; all of them, not the first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegistryError {
+    /// Every problem found, one line each.
     pub problems: Vec<String>,
 }
 
@@ -184,6 +188,7 @@ impl Registry {
         }
     }
 
+    /// The mounted modules.
     pub fn modules(&self) -> &[Module] {
         &self.modules
     }
@@ -244,10 +249,15 @@ fn code_first_problems<'a>(modules: &[Module], code_first: impl IntoIterator<Ite
 /// A capability as listed to a session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CapabilityInfo {
+    /// The module.
     pub module: &'static str,
+    /// The capability name.
     pub name: &'static str,
+    /// The safety category.
     pub category: Category,
+    /// The catalog one-liner.
     pub summary: &'static str,
+    /// Listed by name only in the catalog.
     pub deferred: bool,
 }
 
@@ -265,6 +275,7 @@ impl fmt::Debug for Mounted {
 }
 
 impl Mounted {
+    /// The mounted modules' names.
     pub fn module_names(&self) -> Vec<&'static str> {
         self.registry.modules.iter().zip(&self.mounted).filter(|(_, m)| **m).map(|(m, _)| m.name).collect()
     }

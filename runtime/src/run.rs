@@ -18,10 +18,12 @@ pub struct Extensions {
 }
 
 impl Extensions {
+    /// Store a value of type `T`, replacing any earlier one.
     pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
         self.map.insert(TypeId::of::<T>(), Box::new(value));
     }
 
+    /// The value of type `T`, if one was stored.
     pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.map.get(&TypeId::of::<T>()).and_then(|b| b.downcast_ref())
     }
@@ -30,6 +32,7 @@ impl Extensions {
 /// Routes a call to a connected client (e.g. a browser editor) when the
 /// capability's work happens there.
 pub trait ClientRouter: Send + Sync {
+    /// Run `capability` on the client with `args`.
     fn route<'a>(&'a self, capability: &'a str, args: serde_json::Value) -> BoxFuture<'a, Result<serde_json::Value, String>>;
 }
 
@@ -41,6 +44,7 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// Capability calls a run may make unless limited otherwise.
     pub const DEFAULT_MAX_CALLS: u32 = 1000;
 }
 
@@ -63,6 +67,7 @@ pub struct Run {
 }
 
 impl Run {
+    /// A run gated by `gate`, with no extensions, no router and default limits.
     pub fn new(gate: Gate) -> Run {
         Run {
             gate,
@@ -81,16 +86,19 @@ impl Run {
         self
     }
 
+    /// Route client-side capabilities through `router`.
     pub fn with_router(mut self, router: Arc<dyn ClientRouter>) -> Run {
         self.router = Some(router);
         self
     }
 
+    /// Replace the run's limits.
     pub fn with_limits(mut self, limits: Limits) -> Run {
         self.limits = limits;
         self
     }
 
+    /// The run's gate.
     pub fn gate(&self) -> &Gate {
         &self.gate
     }
@@ -105,10 +113,12 @@ impl Run {
         self.extensions.get::<T>()
     }
 
+    /// The client router, when there is one.
     pub fn router(&self) -> Option<&dyn ClientRouter> {
         self.router.as_deref()
     }
 
+    /// The run's limits.
     pub fn limits(&self) -> Limits {
         self.limits
     }

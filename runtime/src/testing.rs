@@ -18,6 +18,7 @@ pub struct ScriptedApprover {
 }
 
 impl ScriptedApprover {
+    /// An approver answering each ask with the next of `answers` (then denying).
     pub fn new(answers: impl IntoIterator<Item = Approval>) -> Arc<ScriptedApprover> {
         Arc::new(ScriptedApprover { answers: Mutex::new(answers.into_iter().collect()), asked: Mutex::new(Vec::new()) })
     }

@@ -118,6 +118,7 @@ pub struct Violation {
 const MAX_VIOLATIONS: usize = 8;
 
 impl Validator {
+    /// Compile a schema of the supported subset; an unsupported one is an error.
     pub fn compile(schema: &Value) -> Result<Validator, SchemaError> {
         let def_names: Vec<String> = schema.get("$defs").and_then(Value::as_object).map(|m| m.keys().cloned().collect()).unwrap_or_default();
         let mut defs = Vec::new();
@@ -142,6 +143,7 @@ impl Validator {
         self.root.properties.iter().map(|(k, _)| k.as_str())
     }
 
+    /// The required property names of the root object.
     pub fn required(&self) -> &[String] {
         &self.root.required
     }

@@ -55,8 +55,8 @@ fn argument_inputs_never_panic() {
         // Exactly what the fuzz target does: inputs that are not a schema and
         // arguments are skipped, the rest must never panic.
         let (Ok(schema), Ok(args)) = (serde_json::from_str::<serde_json::Value>(schema), serde_json::from_str::<serde_json::Value>(args)) else { continue };
-        let Ok(validator) = capspec::validate::Validator::compile(&schema) else { continue };
-        let result = std::panic::catch_unwind(|| capspec::coerce::coerce(args.clone(), &validator).map(|m| validator.validate(&serde_json::Value::Object(m))));
+        let Ok(validator) = capspec::__internals::Validator::compile(&schema) else { continue };
+        let result = std::panic::catch_unwind(|| capspec::__internals::coerce(args.clone(), &validator).map(|m| validator.validate(&serde_json::Value::Object(m))));
         assert!(result.is_ok(), "{name} panicked");
     }
 }

@@ -333,8 +333,8 @@ fn registry_reports_missing_and_unknown_impls_when_built() {
     assert!(err.problems[0].contains("`canary.delegate` has no impl; add a #[capability(canary::delegate)] fn"), "{err}");
 
     static BOGUS_SPEC: capspec::Spec = capspec::Spec { name: "ghost", ..canary::peek::SPEC };
-    static BOGUS: capspec::Registration = capspec::Registration { module: BOGUS_SPEC.module, name: BOGUS_SPEC.name, fingerprint: Some(BOGUS_SPEC.fingerprint), call: |_, _| Box::pin(async { Ok(Value::Null) }), file: "ghost.rs", line: 7 };
-    let impls = capspec::registry::registrations().chain([&BOGUS]);
+    static BOGUS: capspec::__internals::Registration = capspec::__internals::Registration { module: BOGUS_SPEC.module, name: BOGUS_SPEC.name, fingerprint: Some(BOGUS_SPEC.fingerprint), call: |_, _| Box::pin(async { Ok(Value::Null) }), file: "ghost.rs", line: 7 };
+    let impls = capspec::__internals::registrations().chain([&BOGUS]);
     let err = Registry::with_impls(&[canary::MODULE], impls).unwrap_err();
     assert_eq!(err.problems, ["ghost.rs:7: impl of `canary.ghost`, which no spec declares"]);
 }
@@ -360,7 +360,7 @@ fn registry_refuses_code_first_specs_the_bindings_do_not_match() {
     };
     let peek = canary::peek::SPEC;
     let matching = declared("peek", peek.category, peek.description);
-    let impls: Vec<_> = capspec::registry::registrations().collect();
+    let impls: Vec<_> = capspec::__internals::registrations().collect();
     Registry::build(&[canary::MODULE], impls.iter().copied(), [&matching]).expect("a code-first spec the bindings carry as declared");
 
     let reclassified = declared("peek", capspec::Category::Write, peek.description);

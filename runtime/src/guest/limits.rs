@@ -23,6 +23,7 @@ pub struct GuestLimits {
 }
 
 impl GuestLimits {
+    /// The limits a run gets unless the host says otherwise.
     pub const DEFAULT: GuestLimits = GuestLimits {
         cpu_time: Duration::from_secs(30),
         memory_bytes: 64 * 1024 * 1024,
@@ -30,6 +31,7 @@ impl GuestLimits {
         max_calls: 100,
         max_output_bytes: 100 * 1024,
     };
+    /// The most a host may allow.
     pub const CEILING: GuestLimits = GuestLimits {
         cpu_time: Duration::from_secs(300),
         memory_bytes: 512 * 1024 * 1024,
@@ -61,14 +63,20 @@ impl Default for GuestLimits {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LimitKind {
+    /// Time spent executing JavaScript.
     CpuTime,
+    /// Guest heap.
     Memory,
+    /// Guest call stack.
     Stack,
+    /// Capability calls per run.
     Calls,
+    /// Result plus captured logs.
     Output,
 }
 
 impl LimitKind {
+    /// The limit's name, as in `--json` output.
     pub fn as_str(self) -> &'static str {
         match self {
             LimitKind::CpuTime => "cpu_time",

@@ -42,11 +42,24 @@ pub use limits::{GuestLimits, LimitKind};
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum GuestError {
     /// The action threw (or its promise rejected) and did not catch it.
-    Threw { message: String, code: Option<String> },
+    Threw {
+        /// The error's message.
+        message: String,
+        /// Its `.code`, when it has one (a refused capability call).
+        code: Option<String>,
+    },
     /// A limit ended the run.
-    Limit { limit: LimitKind, message: String },
+    Limit {
+        /// Which limit.
+        limit: LimitKind,
+        /// The limit and its value, in words.
+        message: String,
+    },
     /// The action could not be loaded (syntax error, refused import).
-    Load { message: String },
+    Load {
+        /// What could not be loaded, and why.
+        message: String,
+    },
 }
 
 impl std::fmt::Display for GuestError {
@@ -65,6 +78,7 @@ impl std::fmt::Display for GuestError {
 pub struct GuestOutcome {
     /// The action's value as JSON, when it completed.
     pub result: Option<serde_json::Value>,
+    /// How the run failed, when it did not complete.
     pub error: Option<GuestError>,
     /// Captured `console.*` lines.
     pub logs: Vec<String>,

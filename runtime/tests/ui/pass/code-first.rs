@@ -32,8 +32,8 @@ fn main() {
     assert!(spec.rust_type.ends_with("::TagNoteArgs"), "{}", spec.rust_type);
     let schema = (spec.input_schema)();
     assert_eq!(schema["properties"]["title"]["description"], "The note's title.");
-    let declared: Vec<&str> = capspec::code_first::code_first_specs().map(|c| c.name).collect();
+    let declared: Vec<&str> = capspec::__internals::code_first_specs().map(|c| c.name).collect();
     assert!(declared.contains(&"tag_note") && declared.contains(&"count_notes"), "{declared:?}");
-    let impls: Vec<(&str, Option<&str>)> = capspec::registry::registrations().map(|r| (r.name, r.fingerprint)).collect();
+    let impls: Vec<(&str, Option<&str>)> = capspec::__internals::registrations().map(|r| (r.name, r.fingerprint)).collect();
     assert!(impls.contains(&("tag_note", None)) && impls.contains(&("count_notes", None)), "{impls:?}");
 }
