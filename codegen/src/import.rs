@@ -20,7 +20,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::finding::Finding;
-use crate::load::{self, SCHEMA_KEYWORDS, SpecFile};
+use crate::load::keys::SCHEMA_KEYWORDS;
+use crate::load::{self, SpecFile};
 use crate::rules::{IMPORT_COLLISION, IMPORT_INVALID, IMPORT_KEYWORD, IMPORT_NAME};
 use capspec_names::name_problem;
 use crate::yaml::Pos;

@@ -36,7 +36,6 @@ pub mod report;
 pub mod rules;
 pub mod scaffold;
 mod source;
-mod spec_format;
 mod suppress;
 pub mod sync;
 mod yaml;

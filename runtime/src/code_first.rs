@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::Category;
+use crate::spec::Category;
 
 /// Implemented by `#[derive(Capability)]`: the args struct of a code-first
 /// capability. Implement it with the derive, not by hand; the derive also

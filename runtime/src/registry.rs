@@ -20,7 +20,8 @@ use crate::receipt::{GateDecision, Receipt, Status};
 use crate::run::Run;
 use crate::validate::Validator;
 use crate::code_first::CodeFirst;
-use crate::{Category, Module, Spec, coerce};
+use crate::coerce;
+use crate::spec::{Category, Module, Spec};
 
 /// A type-erased capability implementation, as `#[capability]` registers it.
 pub type ImplFn = for<'a> fn(&'a Run, Value) -> BoxFuture<'a, Result<Value, CapError>>;

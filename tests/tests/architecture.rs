@@ -1,5 +1,7 @@
 //! ARCHITECTURE.md's invariants that a grep can prove: no import cycle
-//! between source files, no hand-written source file over 600 lines, and
+//! between source files (a file's `crate::`, `super::`, `self::` and
+//! child-module paths are its imports; the crate root only declares and
+//! re-exports), no hand-written source file over 600 lines, and
 //! the README's rule table equal to the one rule table.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -147,7 +149,17 @@ fn no_import_cycle_between_source_files() {
         let modules: BTreeMap<Vec<String>, PathBuf> = files.iter().map(|f| (module_path(&src, f), f.clone())).collect();
         let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
         for (here, file) in &modules {
-            let code = code_only(&std::fs::read_to_string(file).unwrap());
+            // The crate root declares the modules and re-exports the API;
+            // its `use`s are the crate's front, not imports of a step.
+            if here.is_empty() {
+                continue;
+            }
+            let mut code = code_only(&std::fs::read_to_string(file).unwrap());
+            // A file's unit tests (its trailing `mod tests`) are not part of
+            // the dependency structure.
+            if let Some(at) = code.find("mod tests {") {
+                code.truncate(at);
+            }
             let children: BTreeSet<String> = modules
                 .keys()
                 .filter(|m| m.len() == here.len() + 1 && m.starts_with(here))

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use capspec_codegen::check::{CheckOptions, check_with};
 use capspec_codegen::report::{self, Format};
-use capspec_tests::TempDir;
+use capspec_testkit::TempDir;
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")

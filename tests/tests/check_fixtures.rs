@@ -5,7 +5,8 @@
 use std::time::{Duration, Instant};
 
 use capspec_codegen::report::{self, Format};
-use capspec_tests::{TempDir, fixtures};
+use capspec_testkit::TempDir;
+use capspec_tests::fixtures;
 
 fn human_report(case: &std::path::Path) -> (String, capspec_codegen::Report) {
     let report = capspec_codegen::check(case).expect("check runs");

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use capspec_codegen::code_first::{CodeFirstInput, Exported};
 use capspec_codegen::report::{self, Format};
-use capspec_tests::TempDir;
+use capspec_testkit::TempDir;
 use serde_json::{Value, json};
 
 const CONFIG: &str = "specs = \"specs\"\n[generate]\nrust = \"src/generated\"\n[code_first]\npackages = [\"host\"]\n";

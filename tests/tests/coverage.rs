@@ -3,7 +3,8 @@
 //! copied to a temp dir and synced first so only coverage findings remain.
 
 use capspec_codegen::report::{self, Format};
-use capspec_tests::{TempDir, copy_dir, fixtures};
+use capspec_testkit::{TempDir, copy_dir};
+use capspec_tests::fixtures;
 
 
 #[test]

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use capspec_codegen::import;
 use capspec_codegen::model::{JsonType, Schema};
-use capspec_tests::{TempDir, fixtures, workspace_root};
+use capspec_testkit::{TempDir, repo_root as workspace_root};
+use capspec_tests::fixtures;
 use serde_json::Value;
 
 fn corpus() -> PathBuf {

@@ -7,7 +7,8 @@ use std::process::Command;
 
 use capspec_codegen::load::{self, SpecFile};
 use capspec_codegen::render::{self, Artifact, Targets};
-use capspec_tests::{TempDir, copy_dir, fixtures};
+use capspec_testkit::{TempDir, copy_dir};
+use capspec_tests::fixtures;
 
 fn render_case(case: &Path) -> (Targets, Vec<Artifact>) {
     let project = capspec_codegen::open(case).expect("fixture opens");
@@ -186,7 +187,7 @@ fn declarations_pass_tsc_strict() {
             files.push(dir.path().join(rel));
         }
     }
-    let repo_guest = capspec_tests::workspace_root().join("examples/agent-host/guest");
+    let repo_guest = capspec_testkit::repo_root().join("examples/agent-host/guest");
     for entry in std::fs::read_dir(repo_guest).unwrap() {
         let path = entry.unwrap().path();
         if path.to_string_lossy().ends_with(".d.ts") {
@@ -202,7 +203,7 @@ fn declarations_pass_tsc_strict() {
 /// file names them. Deferred capabilities are listed by name only.
 #[test]
 fn catalogs_and_facades_never_show_aliases() {
-    let root = capspec_tests::workspace_root();
+    let root = capspec_testkit::repo_root();
     let (_, artifacts) = render_case(&root);
     let project = capspec_codegen::open(&root).unwrap();
     let aliases: Vec<&str> = project.loaded.set.capabilities().flat_map(|(_, c)| c.aliases.iter().map(String::as_str)).collect();

@@ -3,7 +3,7 @@
 //! rust-analyzer's codegen freshness tests.
 
 use capspec_codegen::report::{self, Format};
-use capspec_tests::workspace_root;
+use capspec_testkit::repo_root as workspace_root;
 
 /// The freshness entry point a project calls from its own tests: plain
 /// `cargo test` fails when a generated file drifted from the specs.
@@ -14,7 +14,7 @@ fn repo_artifacts_are_fresh() {
 
 #[test]
 fn assert_fresh_names_the_stale_file() {
-    let dir = capspec_tests::TempDir::new("assert-fresh");
+    let dir = capspec_testkit::TempDir::new("assert-fresh");
     dir.write("capspec.toml", "specs = \"specs\"\n");
     dir.write("specs/x.yaml", "module: x\ndescription: X.\ncapabilities:\n  - { name: y, category: read, description: Y. }\n");
     capspec_codegen::sync(dir.path()).unwrap();

@@ -6,7 +6,8 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use capspec_codegen::report::{self, Format};
-use capspec_tests::{TempDir, fixtures, workspace_root};
+use capspec_testkit::{TempDir, repo_root as workspace_root};
+use capspec_tests::fixtures;
 
 /// A temp project: the `subset` render fixture plus a user file beside the
 /// generated ones.

@@ -8,9 +8,7 @@ fn xtask(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_xtask")).args(args).output().expect("run xtask")
 }
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
+use capspec_testkit::repo_root as repo;
 
 fn fixture(case: &str) -> String {
     repo().join("tests/fixtures/check").join(case).to_string_lossy().into_owned()

@@ -8,53 +8,36 @@
 //! `Cargo.lock`, offline, with its own target directory under `target/` (so
 //! it never waits on the lock of the build running these tests).
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
+use capspec_testkit::{TempDir, repo_root as repo, text};
 
-struct Project(PathBuf);
+/// A temp project driven through the real binary.
+struct Project(TempDir);
 
 impl Project {
     fn new(name: &str) -> Project {
-        let dir = std::env::temp_dir().join(format!("capspec-cf-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Project(dir)
+        Project(TempDir::new(&format!("cf-{name}")))
     }
 
     fn write(&self, rel: &str, text: &str) {
-        let path = self.0.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
+        self.0.write(rel, text);
     }
 
     fn read(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.0.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+        self.0.read(rel)
     }
 
     fn xtask(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_xtask"))
             .args(args)
             .arg("--root")
-            .arg(&self.0)
+            .arg(self.0.path())
             .env("CARGO_NET_OFFLINE", "true")
             .env("CARGO_TARGET_DIR", repo().join("target/code-first-e2e"))
             .output()
             .expect("run xtask")
     }
-}
-
-impl Drop for Project {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
 const CONFIG: &str = "specs = \"specs\"\n\n[code_first]\npackages = [\"pinboard\"]\n";
@@ -72,7 +55,7 @@ fn sync_exports_a_derived_spec_into_the_catalog_and_check_passes() {
             repo().join("runtime").to_string_lossy()
         ),
     );
-    std::fs::copy(repo().join("Cargo.lock"), p.0.join("Cargo.lock")).unwrap();
+    std::fs::copy(repo().join("Cargo.lock"), p.0.path().join("Cargo.lock")).unwrap();
     p.write(
         "src/lib.rs",
         r#"use capspec::{capability, CapResult, Capability, Run};

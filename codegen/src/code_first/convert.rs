@@ -11,7 +11,17 @@ use crate::model::CodeOrigin;
 use crate::rules as rule;
 use crate::yaml::{self, Key, Node, Pos};
 
-use super::{Exported, Resolved};
+use super::record::Exported;
+
+/// The code-first specs of a project, ready for loading and recording.
+#[derive(Debug, Default)]
+pub(crate) struct Resolved {
+    pub entries: Vec<CodeFirstEntry>,
+    /// What the record file must hold (converted schemas), sorted.
+    pub record: Vec<Exported>,
+    pub findings: Vec<Finding>,
+}
+
 
 /// Convert exported or recorded specs into loader entries and the record.
 pub(crate) fn convert(root: &Path, mut specs: Vec<Exported>) -> Resolved {

@@ -9,7 +9,7 @@ use crate::finding::Finding;
 use crate::rules as rule;
 use crate::yaml::Pos;
 
-use super::Exported;
+use super::record::Exported;
 
 /// The libtest filter that selects the derives' export tests.
 const EXPORT_TEST_PREFIX: &str = "__capspec_export_";

@@ -31,9 +31,8 @@ use std::path::Path;
 
 use crate::config::Config;
 use crate::finding::Finding;
-use crate::load::CodeFirstEntry;
 
-pub(crate) use convert::convert;
+pub(crate) use convert::{Resolved, convert};
 pub use export::ExportFailure;
 use export::export;
 pub use record::parse_record;
@@ -55,15 +54,6 @@ impl CodeFirstInput {
     pub(crate) fn recorded(config: &Config) -> CodeFirstInput {
         CodeFirstInput { exported: Vec::new(), from_record: config.code_first.packages.iter().map(|(p, _)| p.clone()).collect() }
     }
-}
-
-/// The code-first specs of a project, ready for loading and recording.
-#[derive(Debug, Default)]
-pub(crate) struct Resolved {
-    pub entries: Vec<CodeFirstEntry>,
-    /// What the record file must hold (converted schemas), sorted.
-    pub record: Vec<Exported>,
-    pub findings: Vec<Finding>,
 }
 
 /// Combine fresh exports and recorded specs, convert their schemas, and

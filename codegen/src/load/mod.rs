@@ -6,6 +6,7 @@
 //! (the JSON Schema subset), `names` (duplicates across files). This file
 //! runs them in order.
 
+pub(crate) mod keys;
 mod module;
 mod names;
 pub(crate) mod read;
@@ -23,45 +24,6 @@ use capspec_names::{did_you_mean, name_problem};
 use module::Decoder;
 use names::NameTable;
 pub use read::SpecFile;
-
-/// Keys of a spec file's top level.
-pub(crate) const MODULE_KEYS: &[&str] = &["module", "description", "capabilities"];
-/// Keys of one capability entry.
-pub(crate) const CAPABILITY_KEYS: &[&str] = &[
-    "name",
-    "category",
-    "description",
-    "input",
-    "output",
-    "user_message",
-    "deferred",
-    "aliases",
-    "deprecated",
-];
-/// The supported JSON Schema keywords (DESIGN §2).
-pub(crate) const SCHEMA_KEYWORDS: &[&str] = &[
-    "type",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "enum",
-    "const",
-    "description",
-    "default",
-    "minimum",
-    "maximum",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "format",
-    "minItems",
-    "maxItems",
-    "oneOf",
-    "anyOf",
-    "$defs",
-    "$ref",
-];
 
 /// What loading produced: the valid part of the spec set, every finding, and
 /// the sources the findings point into.

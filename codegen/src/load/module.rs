@@ -11,7 +11,7 @@ use capspec_names::{did_you_mean, name_problem};
 use super::names::{NameTable, NameUse};
 use super::read::{self, SpecFile};
 use super::schema;
-use super::{CAPABILITY_KEYS, MODULE_KEYS};
+use super::keys::{CAPABILITY_KEYS, MODULE_KEYS};
 
 /// What decoding one file produced, before names are checked across files.
 pub(super) struct FileResult {
@@ -241,7 +241,7 @@ impl Decoder<'_> {
         let input = match get(entries, "input") {
             None => None,
             Some(input) => {
-                let schema = schema::SchemaDecoder::new(self).root(input, "/input");
+                let schema = schema::SchemaDecoder::new(self.file, self.findings).root(input, "/input");
                 if let Some(schema) = &schema {
                     if !(schema.types == [JsonType::Object]) {
                         self.error(
@@ -260,7 +260,7 @@ impl Decoder<'_> {
         let output = match get(entries, "output") {
             None => None,
             Some(out) => {
-                let schema = schema::SchemaDecoder::new(self).root(out, "/output");
+                let schema = schema::SchemaDecoder::new(self.file, self.findings).root(out, "/output");
                 if schema.is_none() {
                     valid = false;
                 }

@@ -8,8 +8,9 @@ use crate::rules as rule;
 use crate::yaml::{Key, Node, Pos, Value};
 use capspec_names::did_you_mean;
 
-use super::SCHEMA_KEYWORDS;
-use super::module::Decoder;
+use crate::finding::Finding;
+
+use super::keys::SCHEMA_KEYWORDS;
 
 /// RFC 6901 escaping of one pointer segment.
 fn pointer_segment(segment: &str) -> String {
@@ -18,21 +19,23 @@ fn pointer_segment(segment: &str) -> String {
 
 /// Decodes one `input`/`output` schema into the typed model, reporting every
 /// unsupported keyword with its JSON pointer.
-pub(super) struct SchemaDecoder<'d, 'a> {
-    decoder: &'d mut Decoder<'a>,
+pub(super) struct SchemaDecoder<'d> {
+    /// The spec file findings point into.
+    file: &'d str,
+    findings: &'d mut Vec<Finding>,
     /// `$ref`s seen, checked against `$defs` at the end of the root.
     refs: Vec<(String, Pos, String)>,
     ok: bool,
 }
 
-impl<'d, 'a> SchemaDecoder<'d, 'a> {
-    pub(super) fn new(decoder: &'d mut Decoder<'a>) -> Self {
-        SchemaDecoder { decoder, refs: Vec::new(), ok: true }
+impl<'d> SchemaDecoder<'d> {
+    pub(super) fn new(file: &'d str, findings: &'d mut Vec<Finding>) -> Self {
+        SchemaDecoder { file, findings, refs: Vec::new(), ok: true }
     }
 
     fn error(&mut self, pos: Pos, message: String) {
         self.ok = false;
-        self.decoder.error(rule::SPEC_INVALID_SCHEMA, pos, message);
+        self.findings.push(Finding::error(rule::SPEC_INVALID_SCHEMA, self.file, pos, message));
     }
 
     pub(super) fn root(mut self, node: &Node, pointer: &str) -> Option<Schema> {

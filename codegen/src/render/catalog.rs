@@ -12,11 +12,12 @@
 use minijinja::context;
 
 use crate::model::{Additional, CapabilitySpec, ModuleSpec, Schema, SpecSet, first_sentence};
-use crate::render::escape::{code_span, inline_comment as comment, js_string, one_line};
-use crate::render::naming::pascal_case;
-use crate::render::shape::Shape;
-use crate::render::ts::{literal, property_key};
-use crate::render::{Targets, marker_line, render_template};
+use super::escape::{code_span, inline_comment as comment, js_string, one_line};
+use super::naming::pascal_case;
+use super::shape::Shape;
+use super::ts::{literal, property_key};
+use super::artifact::{Targets, marker_line};
+use super::templates::render_template;
 
 /// The module's catalog section (no marker): the text a host embeds.
 pub fn module_section(module: &ModuleSpec, targets: &Targets) -> String {

@@ -1,6 +1,6 @@
 //! Every escaping rule for generated text outside Rust (Rust literals are
-//! built by `quote`). Templates reach these through the filters registered
-//! in [`super::templates`]; renderers call them directly. Nothing else
+//! built by `quote`). Templates reach these as the filters registered in
+//! `templates.rs`; renderers call them directly. Nothing else
 //! escapes spec text.
 
 /// A JSON string literal, safe inside JavaScript source: besides JSON's
@@ -62,27 +62,6 @@ pub fn one_line(text: &str) -> String {
 /// line break).
 pub fn marker_source(source: &str) -> String {
     source.escape_debug().collect::<String>().replace("*/", "*\\/").replace("-->", "--\\>")
-}
-
-/// minijinja filters: the same rules, by value.
-pub(super) mod filters {
-    pub fn js_string(value: String) -> String {
-        super::js_string(value)
-    }
-
-    pub fn block_comment(value: String) -> String {
-        super::block_comment(value)
-    }
-
-    /// Inline Markdown code whose delimiters cannot be closed by the text.
-    pub fn md_code(value: String) -> String {
-        super::code_span(&value)
-    }
-
-    /// Plain Markdown text on one line (line breaks folded).
-    pub fn md_text(value: String) -> String {
-        super::one_line(&value)
-    }
 }
 
 #[cfg(test)]

@@ -7,9 +7,10 @@ use minijinja::context;
 use serde::Serialize;
 
 use crate::model::ModuleSpec;
-use crate::render::naming::pascal_case;
-use crate::render::ts::TsTypes;
-use crate::render::{Targets, marker_line, render_template};
+use super::naming::pascal_case;
+use super::ts::TsTypes;
+use super::artifact::{Targets, marker_line};
+use super::templates::render_template;
 
 /// The ES module a guest imports as `<specifier>/<module>`.
 pub fn facade(module: &ModuleSpec, targets: &Targets) -> String {

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::model::{Category, SpecSet};
-use crate::render::{MARKER, Targets, contract_fingerprint, input_schema_json, marker_line};
+use super::artifact::{MARKER, Targets, contract_fingerprint, input_schema_json, marker_line};
 
 /// MCP tool annotations derived from the category, always explicit.
 #[derive(Serialize)]

@@ -10,9 +10,9 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
 use crate::model::{Additional, CapabilitySpec, JsonType, ModuleSpec, Schema, SpecSet};
-use crate::render::naming::{pascal_case, unique};
-use crate::render::shape::Shape;
-use crate::render::{Targets, contract_fingerprint, input_schema_json, marker_line};
+use super::naming::{pascal_case, unique};
+use super::shape::Shape;
+use super::artifact::{Targets, contract_fingerprint, fingerprint, input_schema_json, marker_line};
 use capspec_names::RUST_KEYWORDS;
 
 fn ident(name: &str) -> Ident {
@@ -442,7 +442,7 @@ fn format_file(tokens: TokenStream, marker: &str) -> String {
 pub fn module_inputs_key(module: &ModuleSpec, facade: &str, catalog: &str) -> String {
     static GENERATOR: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let generator = GENERATOR.get_or_init(|| {
-        crate::render::fingerprint(&[env!("CARGO_PKG_VERSION"), include_str!("rust.rs"), include_str!("mod.rs"), include_str!("ts.rs"), include_str!("shape.rs"), include_str!("naming.rs"), include_str!("escape.rs")].concat())
+        fingerprint(&[env!("CARGO_PKG_VERSION"), include_str!("rust.rs"), include_str!("artifact.rs"), include_str!("ts.rs"), include_str!("shape.rs"), include_str!("naming.rs"), include_str!("escape.rs")].concat())
     });
     let caps: Vec<serde_json::Value> = module
         .capabilities
@@ -456,7 +456,7 @@ pub fn module_inputs_key(module: &ModuleSpec, facade: &str, catalog: &str) -> St
         })
         .collect();
     let canonical = serde_json::json!([generator, module.name, module.description, module.file, caps, facade, catalog]);
-    crate::render::fingerprint(&canonical.to_string())
+    fingerprint(&canonical.to_string())
 }
 
 /// The body of a generated Rust file (everything after its marker line)
@@ -475,14 +475,14 @@ pub fn module_file_reusing(module: &ModuleSpec, facade: &str, catalog: &str, exi
     if let Some(text) = existing {
         if let Some((inputs, text_hash, body)) = recorded(&text) {
             let expected_first = format!("// {} [inputs {key}, text {text_hash}]", marker_line(&module.file));
-            if inputs == key && crate::render::fingerprint(body) == text_hash && text.starts_with(&format!("{expected_first}\n")) {
+            if inputs == key && fingerprint(body) == text_hash && text.starts_with(&format!("{expected_first}\n")) {
                 return text.to_string();
             }
         }
     }
     let rendered = module_file(module, facade, catalog);
     let (marker, body) = rendered.split_once('\n').expect("a marker line");
-    format!("{marker} [inputs {key}, text {}]\n{body}", crate::render::fingerprint(body))
+    format!("{marker} [inputs {key}, text {}]\n{body}", fingerprint(body))
 }
 
 /// `<rust>/<module>.rs`, rendered (without the input keys).

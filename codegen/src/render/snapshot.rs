@@ -4,7 +4,8 @@
 use minijinja::context;
 
 use crate::model::SpecSet;
-use crate::render::{Targets, marker_line, render_template};
+use super::artifact::{Targets, marker_line};
+use super::templates::render_template;
 
 pub fn lines(set: &SpecSet) -> Vec<String> {
     let mut lines: Vec<String> = set.capabilities().map(|(m, c)| format!("{}.{} {}", m.name, c.name, c.category)).collect();

@@ -1,9 +1,9 @@
 //! TypeScript types from schemas, for `.d.ts` declarations.
 
 use crate::model::{Additional, Schema};
-use crate::render::escape::{block_comment, js_string};
-use crate::render::naming::{pascal_case, unique};
-use crate::render::shape::Shape;
+use super::escape::{block_comment, js_string};
+use super::naming::{pascal_case, unique};
+use super::shape::Shape;
 
 /// Whether `name` can be written unquoted as a TypeScript property key.
 pub fn is_js_identifier(name: &str) -> bool {

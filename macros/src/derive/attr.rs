@@ -10,6 +10,8 @@ use capspec_names::did_you_mean;
 use crate::errors::Errors;
 
 pub const KEYS: [&str; 4] = ["module", "category", "description", "name"];
+/// The categories as written in the attribute and as `Category` variants.
+pub const CATEGORIES: [(&str, &str); 4] = [("read", "Read"), ("write", "Write"), ("execute", "Execute"), ("external", "External")];
 pub const USAGE: &str = "#[capability(module = \"…\", category = \"read | write | execute | external\", description = \"…\")]";
 
 /// The attribute's keys as written (each `None` when absent).

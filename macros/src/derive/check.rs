@@ -6,8 +6,7 @@ use syn::spanned::Spanned;
 
 use capspec_names::{default_capability_name, did_you_mean, name_problem};
 
-use super::CATEGORIES;
-use super::attr::Attr;
+use super::attr::{Attr, CATEGORIES};
 use crate::errors::Errors;
 
 /// A struct with named fields and no generics: its schema is one fixed object.

@@ -10,9 +10,6 @@ use proc_macro2::TokenStream;
 
 use crate::errors::Errors;
 
-/// The categories as written in the attribute and as `Category` variants.
-const CATEGORIES: [(&str, &str); 4] = [("read", "Read"), ("write", "Write"), ("execute", "Execute"), ("external", "External")];
-
 pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let input: syn::DeriveInput = syn::parse2(input)?;
     let mut errors = Errors::default();

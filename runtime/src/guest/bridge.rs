@@ -9,8 +9,8 @@ use std::rc::Rc;
 use rquickjs::module::{Declarations, Exports, ModuleDef};
 use rquickjs::{Ctx, Function, Persistent, Value};
 
-use super::event_loop::{PendingCall, Shared, State};
-use super::limits::LimitKind;
+use super::outcome::LimitKind;
+use super::state::{PendingCall, Shared, State};
 use crate::error::{CallError, ErrorCode};
 
 /// `capspec:host`: the native dispatcher behind the bridge.

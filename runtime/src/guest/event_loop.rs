@@ -9,12 +9,14 @@ use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use rquickjs::{Context, Function, JsLifetime, Module, Persistent, Runtime, Value};
+use rquickjs::{Context, Module, Persistent, Runtime, Value};
 
 use super::globals::{self, describe_error, error_parts};
-use super::limits::{LimitKind, classify, limit_error};
+use super::limits::{classify, limit_error};
 use super::loader::{self, GuestLoader, GuestResolver, Policy};
-use super::{Guest, GuestError, GuestOutcome};
+use super::outcome::{GuestError, GuestOutcome, LimitKind};
+use super::settings::Settings;
+use super::state::{PendingCall, Release, Shared, State};
 use crate::registry::Mounted;
 use crate::run::Run;
 use crate::testing::block_on;
@@ -28,7 +30,7 @@ struct Engine {
 }
 
 /// Run an action to completion: the loop of jobs → calls → settled? → wait.
-pub(super) fn run<'scope, 'env>(guest: &'env Guest, scope: &'scope std::thread::Scope<'scope, 'env>, run: &'env Run, source: &str) -> GuestOutcome {
+pub(super) fn run<'scope, 'env>(guest: &'env Settings, scope: &'scope std::thread::Scope<'scope, 'env>, run: &'env Run, source: &str) -> GuestOutcome {
     let state = Rc::new(RefCell::new(State { max_calls: guest.limits.max_calls, mounted: Some(guest.mounted.clone()), ..State::default() }));
     let fail = |error: GuestError| {
         let s = state.borrow();
@@ -101,7 +103,7 @@ pub(super) fn run<'scope, 'env>(guest: &'env Guest, scope: &'scope std::thread::
 
 /// Start QuickJS under the limits, install the globals and evaluate the
 /// entry module (which links the action and its imports).
-fn start(guest: &Guest, state: &Rc<RefCell<State>>, source: &str) -> Result<Engine, GuestError> {
+fn start(guest: &Settings, state: &Rc<RefCell<State>>, source: &str) -> Result<Engine, GuestError> {
     let cannot_start = |e: rquickjs::Error| GuestError::Load { message: format!("cannot start QuickJS: {e}") };
     let rt = Runtime::new().map_err(cannot_start)?;
     rt.set_memory_limit(guest.limits.memory_bytes);
@@ -217,52 +219,5 @@ fn invoke(mounted: &Mounted, run: &Run, name: String, args: serde_json::Value) -
         Ok(result) => serde_json::json!({ "result": result }),
         Err(e) => serde_json::to_value(e).expect("errors serialize"),
     }
-}
-
-/// Releases the saved promise and resolve functions when a run ends.
-struct Release(Rc<RefCell<State>>);
-
-impl Drop for Release {
-    fn drop(&mut self) {
-        let mut s = self.0.borrow_mut();
-        s.pending.clear();
-        s.entry = None;
-    }
-}
-
-/// A call the guest made, waiting to be started.
-pub(super) struct PendingCall {
-    pub(super) id: usize,
-    pub(super) name: String,
-    pub(super) args: serde_json::Value,
-}
-
-#[derive(Default)]
-pub(super) struct State {
-    pub(super) logs: Vec<String>,
-    pub(super) output: usize,
-    pub(super) result: Option<serde_json::Value>,
-    pub(super) limit: Option<LimitKind>,
-    /// JavaScript execution time so far, and the start of the current slice.
-    pub(super) cpu: Duration,
-    pub(super) slice_start: Option<Instant>,
-    /// True only while the entry module links: static imports resolve then,
-    /// dynamic `import()` (which always runs later, as a job) never does.
-    pub(super) linking: bool,
-    pub(super) calls: u32,
-    pub(super) max_calls: u32,
-    pub(super) mounted: Option<Mounted>,
-    pub(super) next_id: usize,
-    pub(super) to_start: Vec<PendingCall>,
-    pub(super) pending: BTreeMap<usize, Persistent<Function<'static>>>,
-    pub(super) entry: Option<Persistent<rquickjs::Promise<'static>>>,
-}
-
-/// The state, reachable from native module definitions through the context.
-#[derive(Clone)]
-pub(super) struct Shared(pub(super) Rc<RefCell<State>>);
-
-unsafe impl<'js> JsLifetime<'js> for Shared {
-    type Changed<'to> = Shared;
 }
 

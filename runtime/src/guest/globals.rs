@@ -8,11 +8,11 @@ use std::rc::Rc;
 use rquickjs::function::Rest;
 use rquickjs::{Ctx, Function, Object, Value};
 
-use super::Guest;
-use super::event_loop::State;
-use super::limits::LimitKind;
+use super::outcome::LimitKind;
+use super::settings::Settings;
+use super::state::State;
 
-pub(super) fn install<'js>(guest: &Guest, ctx: &Ctx<'js>, state: &Rc<RefCell<State>>) -> rquickjs::Result<()> {
+pub(super) fn install<'js>(guest: &Settings, ctx: &Ctx<'js>, state: &Rc<RefCell<State>>) -> rquickjs::Result<()> {
     let globals = ctx.globals();
     let console = Object::new(ctx.clone())?;
     let max = guest.limits.max_output_bytes;

@@ -2,9 +2,8 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
 
-use super::GuestError;
+use super::outcome::{GuestError, LimitKind};
 
 /// Limits of one guest run. Each has a default and a ceiling; values above
 /// the ceiling are clamped to it.
@@ -56,35 +55,6 @@ impl GuestLimits {
 impl Default for GuestLimits {
     fn default() -> GuestLimits {
         GuestLimits::DEFAULT
-    }
-}
-
-/// Which limit ended a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LimitKind {
-    /// Time spent executing JavaScript.
-    CpuTime,
-    /// Guest heap.
-    Memory,
-    /// Guest call stack.
-    Stack,
-    /// Capability calls per run.
-    Calls,
-    /// Result plus captured logs.
-    Output,
-}
-
-impl LimitKind {
-    /// The limit's name, as in `--json` output.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LimitKind::CpuTime => "cpu_time",
-            LimitKind::Memory => "memory",
-            LimitKind::Stack => "stack",
-            LimitKind::Calls => "calls",
-            LimitKind::Output => "output",
-        }
     }
 }
 

@@ -10,7 +10,7 @@ use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::{Ctx, Module};
 
 use super::bridge::HostModule;
-use super::event_loop::State;
+use super::state::State;
 
 /// The entry module's name.
 pub(super) const ENTRY: &str = "capspec:main";

@@ -133,10 +133,10 @@ enum BoolOrSchema {
 /// The editor schema of the spec format, as `sync` writes it to
 /// `[generate] editor_schema`: JSON whose first line carries the generated
 /// marker (as a `$comment`).
-pub(crate) fn editor_schema() -> String {
+pub(super) fn editor_schema() -> String {
     let schema = schemars::schema_for!(SpecFile);
     let text = serde_json::to_string_pretty(&schema).expect("schema serializes");
-    let marker = serde_json::to_string(&crate::render::marker_line("the spec format of capspec-codegen")).expect("strings serialize");
+    let marker = serde_json::to_string(&super::artifact::marker_line("the spec format of capspec-codegen")).expect("strings serialize");
     let body = text.strip_prefix("{\n").expect("a schema is a JSON object");
     format!("{{\"$comment\": {marker},\n{body}\n")
 }
@@ -144,7 +144,7 @@ pub(crate) fn editor_schema() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::{CAPABILITY_KEYS, MODULE_KEYS, SCHEMA_KEYWORDS};
+    use crate::load::keys::{CAPABILITY_KEYS, MODULE_KEYS, SCHEMA_KEYWORDS};
 
     fn keys(value: &serde_json::Value) -> Vec<String> {
         let mut k: Vec<String> = value["properties"].as_object().unwrap().keys().cloned().collect();
@@ -161,7 +161,7 @@ mod tests {
     #[test]
     fn editor_schema_has_exactly_the_loaders_keys() {
         let text = editor_schema();
-        assert!(crate::render::is_generated(&text), "{text}");
+        assert!(super::artifact::is_generated(&text), "{text}");
         let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(keys(&schema), sorted(MODULE_KEYS));
         assert_eq!(keys(&schema["$defs"]["Capability"]), sorted(CAPABILITY_KEYS));

@@ -1,0 +1,103 @@
+//! Helpers every capspec test target shares, so no test file rewrites them:
+//! temp projects that clean up even when a test panics, the repo root, the
+//! minimal project, findings by rule, and a command's output as text.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use capspec_codegen::Finding;
+
+/// The repository root (where the repo's own `capspec.toml` lives).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("testkit/ is inside the repository").to_path_buf()
+}
+
+/// The smallest valid `capspec.toml`: only the required key.
+pub const MINIMAL_CONFIG: &str = "specs = \"specs\"\n";
+
+/// A spec module with one read capability, valid as it is.
+pub const MINIMAL_SPEC: &str = "module: notes\ndescription: Notes.\ncapabilities:\n  - name: read_note\n    category: read\n    description: Read a note.\n";
+
+/// A fresh, empty temporary directory for one test. It is removed when
+/// dropped — also while a failing test unwinds — so nothing is left behind.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// A new empty directory whose name contains `name`.
+    pub fn new(name: &str) -> TempDir {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir = std::env::temp_dir().join(format!("capspec-test-{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+
+    /// A project holding [`MINIMAL_CONFIG`] and `specs/notes.yaml` =
+    /// [`MINIMAL_SPEC`].
+    pub fn minimal_project(name: &str) -> TempDir {
+        let dir = TempDir::new(name);
+        dir.write("capspec.toml", MINIMAL_CONFIG);
+        dir.write("specs/notes.yaml", MINIMAL_SPEC);
+        dir
+    }
+
+    /// A copy of the directory tree at `from`.
+    pub fn copy_of(name: &str, from: &Path) -> TempDir {
+        let dir = TempDir::new(name);
+        copy_dir(from, dir.path());
+        dir
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// Write a file (creating parent directories) relative to the directory.
+    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) {
+        let path = self.0.join(rel);
+        std::fs::create_dir_all(path.parent().expect("has parent")).expect("create dirs");
+        std::fs::write(path, contents).expect("write file");
+    }
+
+    /// Read a file relative to the directory.
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.0.join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Copy a directory tree (fixture projects into temp dirs).
+pub fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("readable dir") {
+        let entry = entry.expect("readable entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            std::fs::create_dir_all(&target).expect("create dir");
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy file");
+        }
+    }
+}
+
+/// The findings of `rule`.
+pub fn with_rule<'a>(findings: &'a [Finding], rule: &str) -> Vec<&'a Finding> {
+    findings.iter().filter(|f| f.rule == rule).collect()
+}
+
+/// The rule ids of `findings`, in order.
+pub fn rules(findings: &[Finding]) -> Vec<&str> {
+    findings.iter().map(|f| f.rule.as_str()).collect()
+}
+
+/// A command's stdout and stderr as one text, for assertion messages.
+pub fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
