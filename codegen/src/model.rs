@@ -228,7 +228,7 @@ pub enum Additional {
     Schema(Box<Schema>),
 }
 
-/// One schema of the supported JSON Schema subset (DESIGN §2). Every keyword
+/// One schema of the supported JSON Schema subset. Every keyword
 /// the subset supports has a typed slot; anything else is refused at load.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Schema {

@@ -1,4 +1,4 @@
-//! Output formats for findings: `human` (rustc-like), `json` (DESIGN §5) and
+//! Output formats for findings: `human` (rustc-like), `json` (a contract: `{"findings", "summary"}`) and
 //! `github` (workflow commands). Rendering returns strings; the front prints.
 
 use std::fmt::Write as _;
@@ -22,7 +22,7 @@ impl Report {
         Summary::of(&self.findings)
     }
 
-    /// `0` when there is no error finding, `1` otherwise (DESIGN §5).
+    /// `0` when there is no error finding, `1` otherwise (the documented exit codes).
     pub fn exit_code(&self) -> i32 {
         if self.summary().errors > 0 { 1 } else { 0 }
     }

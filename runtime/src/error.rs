@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-/// Why a call did not produce a result (DESIGN §7).
+/// Why a call did not produce a result: the `error` code every entrance reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {

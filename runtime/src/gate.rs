@@ -76,7 +76,7 @@ pub enum Verdict {
     Block,
 }
 
-/// The mode × category matrix (DESIGN §7).
+/// The mode × category matrix: allow, ask or block.
 pub fn decide(mode: Mode, category: Category) -> Verdict {
     use Category::*;
     match (mode, category) {

@@ -227,3 +227,14 @@ fn the_readme_rule_table_is_the_rule_table() {
     let in_table: BTreeSet<String> = capspec_codegen::rules::ALL.iter().map(|r| r.id.to_string()).collect();
     assert_eq!(in_readme, in_table, "README's rule table and capspec_codegen::rules::ALL disagree");
 }
+
+#[test]
+fn render_never_touches_the_file_system_nor_the_config() {
+    let dir = repo_root().join("codegen/src/render");
+    for file in sources(&dir) {
+        let code = code_only(&std::fs::read_to_string(&file).unwrap());
+        for banned in ["std::fs", "File::", "read_to_string", "crate::config", "walkdir"] {
+            assert!(!code.contains(banned), "{} uses `{banned}`; rendering works on values", file.display());
+        }
+    }
+}

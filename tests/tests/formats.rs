@@ -13,7 +13,7 @@ fn node_tools() -> Option<std::path::PathBuf> {
     let present = dir.join("node_modules/ajv").is_dir() && Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
     if !present {
         assert!(std::env::var_os("CAPSPEC_REQUIRE_NODE_TOOLS").is_none(), "CAPSPEC_REQUIRE_NODE_TOOLS is set but node or tests/ts/node_modules is missing");
-        eprintln!("NOTICE: node or the tools in tests/ts are not installed (run `npm ci --prefix tests/ts`); skipping SARIF schema validation");
+        capspec_testkit::skip(None, "node or the tools in tests/ts are not installed (run `npm ci --prefix tests/ts`); skipping SARIF schema validation");
         return None;
     }
     Some(dir)
@@ -47,9 +47,36 @@ fn sarif_validates_against_the_schema() {
     insta::assert_snapshot!(reports[0].lines().take(60).collect::<Vec<_>>().join("\n"));
 }
 
+/// The SARIF log of a fixture, as one process renders it. Run on its own by
+/// [`fingerprints_are_stable_across_processes`], which compares two runs.
 #[test]
-fn fingerprints_are_stable_across_runs() {
-    let a = report::render(&capspec_codegen::check(&fixtures().join("check/unknown-field")).unwrap(), Format::Sarif);
-    let b = report::render(&capspec_codegen::check(&fixtures().join("check/unknown-field")).unwrap(), Format::Sarif);
+fn sarif_of_one_process() {
+    let sarif = report::render(&capspec_codegen::check(&fixtures().join("check/unknown-field")).unwrap(), Format::Sarif);
+    let log: serde_json::Value = serde_json::from_str(&sarif).expect("SARIF is JSON");
+    let fingerprints = log["runs"][0]["results"].as_array().expect("results").len();
+    assert!(fingerprints > 0, "the fixture has findings");
+    if std::env::var_os("CAPSPEC_PRINT_SARIF").is_some() {
+        println!("<<<{sarif}>>>");
+    }
+}
+
+/// Fingerprints (and the whole log) are the same in two separate processes:
+/// nothing depends on a per-process seed, address or clock.
+#[test]
+fn fingerprints_are_stable_across_processes() {
+    let run = || {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "sarif_of_one_process", "--nocapture", "--test-threads=1"])
+            .env("CAPSPEC_PRINT_SARIF", "1")
+            .output()
+            .expect("run this test binary again");
+        assert!(out.status.success(), "{}", capspec_testkit::text(&out));
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let start = stdout.find("<<<").expect("the child printed its SARIF") + 3;
+        let end = stdout.rfind(">>>").unwrap();
+        stdout[start..end].to_string()
+    };
+    let (a, b) = (run(), run());
+    assert!(a.contains("partialFingerprints"), "{a}");
     assert_eq!(a, b);
 }

@@ -124,7 +124,7 @@ fn have(program: &str) -> bool {
 #[test]
 fn facades_run_under_node_and_forward_exactly() {
     if !have("node") {
-        eprintln!("NOTICE: node is not installed; skipping the facade execution test");
+        capspec_testkit::skip(Some("CAPSPEC_REQUIRE_NODE_TOOLS"), "node is not installed; skipping the facade execution test");
         return;
     }
     let dir = TempDir::new("node-facades");
@@ -174,7 +174,7 @@ fn declarations_pass_tsc_strict() {
     let required = std::env::var_os("CAPSPEC_REQUIRE_NODE_TOOLS").is_some();
     if !have("node") || !tsc.is_file() {
         assert!(!required, "CAPSPEC_REQUIRE_NODE_TOOLS is set but node or {} is missing", tsc.display());
-        eprintln!("NOTICE: node or TypeScript is not installed (run `npm ci --prefix tests/ts`); skipping tsc");
+        capspec_testkit::skip(None, "node or TypeScript is not installed (run `npm ci --prefix tests/ts`); skipping tsc");
         return;
     }
     let dir = TempDir::new("tsc");

@@ -1,4 +1,4 @@
-//! The command line exactly as DESIGN §5 specifies it: flags, formats and
+//! The command line exactly as the README documents it: flags, formats and
 //! exit codes, driven through the real binary.
 
 use std::path::{Path, PathBuf};

@@ -135,7 +135,7 @@ impl Tmpfs {
         let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&dir).status().is_ok_and(|s| s.success());
         if !ok {
             let _ = std::fs::remove_dir(&dir);
-            eprintln!("NOTICE: cannot mount a tmpfs here (not root?); skipping the {name} test");
+            capspec_testkit::skip(None, &format!("cannot mount a tmpfs here (not root?); skipping the {name} test"));
             return None;
         }
         Some(Tmpfs(dir))

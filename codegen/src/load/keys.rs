@@ -15,7 +15,7 @@ pub(crate) const CAPABILITY_KEYS: &[&str] = &[
     "aliases",
     "deprecated",
 ];
-/// The supported JSON Schema keywords (DESIGN §2).
+/// The supported JSON Schema keywords (the README lists the subset).
 pub(crate) const SCHEMA_KEYWORDS: &[&str] = &[
     "type",
     "properties",

@@ -161,7 +161,7 @@ mod tests {
     #[test]
     fn editor_schema_has_exactly_the_loaders_keys() {
         let text = editor_schema();
-        assert!(super::artifact::is_generated(&text), "{text}");
+        assert!(crate::render::is_generated(&text), "{text}");
         let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(keys(&schema), sorted(MODULE_KEYS));
         assert_eq!(keys(&schema["$defs"]["Capability"]), sorted(CAPABILITY_KEYS));

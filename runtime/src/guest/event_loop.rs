@@ -151,7 +151,13 @@ fn start(guest: &Settings, state: &Rc<RefCell<State>>, source: &str) -> Result<E
         if let Some(limit) = state.borrow().limit {
             return Err(limit_error(limit, &guest.limits));
         }
-        return Err(classify(message, &guest.limits));
+        // The entry module awaits the action, so anything the action throws
+        // settles the entry's promise; an error here happened while
+        // compiling or linking (syntax, a refused import) — or is a limit.
+        return Err(match classify(message, &guest.limits) {
+            GuestError::Threw { message, .. } => GuestError::Load { message },
+            other => other,
+        });
     }
     Ok(engine)
 }
