@@ -368,7 +368,7 @@ impl Reader<'_> {
             );
             ok = false;
         }
-        ok.then(|| Allow { rule: rule_name, capability, file, reason, pos })
+        ok.then_some(Allow { rule: rule_name, capability, file, reason, pos })
     }
 }
 

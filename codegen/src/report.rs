@@ -123,7 +123,7 @@ pub fn sarif(report: &Report) -> String {
             }
             let mut text = f.message.clone();
             if let Some(diff) = &f.diff {
-                text.push_str("\n");
+                text.push('\n');
                 text.push_str(diff);
             }
             let fingerprint = f.fingerprint.clone().unwrap_or_else(|| crate::render::fingerprint(&format!("{}:{}:{}", f.rule, f.file, f.message)));

@@ -150,10 +150,10 @@ fn code_first_changes_are_breaking_too() {
     dir.write("capspec.toml", "specs = \"specs\"\n[code_first]\npackages = [\"host\"]\n");
     dir.write("specs/memory.yaml", MEMORY);
     dir.write("src/lib.rs", "pub struct pin {}\n\npub struct forget {}\n");
-    dir.write("specs/code-first.json", &record(&[spec("pin", "read"), spec("forget", "write")].join(",\n")));
+    dir.write("specs/code-first.json", record(&[spec("pin", "read"), spec("forget", "write")].join(",\n")));
     git(dir.path(), &["add", "-A"]);
     git(dir.path(), &["commit", "-qm", "v1"]);
-    dir.write("specs/code-first.json", &record(&spec("pin", "write")));
+    dir.write("specs/code-first.json", record(&spec("pin", "write")));
     let report = breaking(dir.path(), "HEAD");
     let found: Vec<(String, String, u32)> = report.findings.iter().map(|f| (f.rule.clone(), f.file.clone(), f.line)).collect();
     assert_eq!(

@@ -234,6 +234,7 @@ mod real {
     #[serde(crate = "capspec::__private::serde", deny_unknown_fields)]
     #[schemars(crate = "capspec::__private::schemars")]
     #[capability(module = "notes", category = "execute", description = "Schedule a reminder.")]
+    #[allow(dead_code)] // exists for its derived schema and spec
     pub struct ScheduleReminderArgs {
         /// What to say.
         pub text: String,
@@ -247,6 +248,7 @@ mod real {
     #[derive(serde::Deserialize, schemars::JsonSchema)]
     #[serde(crate = "capspec::__private::serde")]
     #[schemars(crate = "capspec::__private::schemars")]
+    #[allow(dead_code)] // exists for its derived schema
     pub struct Repeat {
         pub times: u8,
         pub every_seconds: f64,

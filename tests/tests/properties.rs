@@ -173,7 +173,8 @@ proptest! {
         delegate in arguments(&["agent", "task_id", "task"]),
     ) {
         use capspec_tests::bindings::canary::canary;
-        let cases: [(&Value, &capspec::Spec, fn(&Value) -> bool); 3] = [
+        type Case<'a> = (&'a Value, &'a capspec::Spec, fn(&Value) -> bool);
+        let cases: [Case; 3] = [
             (&peek, &canary::peek::SPEC, |v| serde_json::from_value::<canary::peek::Args>(v.clone()).is_ok()),
             (&poke, &canary::poke::SPEC, |v| serde_json::from_value::<canary::poke::Args>(v.clone()).is_ok()),
             (&delegate, &canary::delegate::SPEC, |v| serde_json::from_value::<canary::delegate::Args>(v.clone()).is_ok()),

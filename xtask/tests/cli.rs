@@ -1,7 +1,6 @@
 //! The command line exactly as the README documents it: flags, formats and
 //! exit codes, driven through the real binary.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn xtask(args: &[&str]) -> Output {

@@ -31,7 +31,7 @@ pub(super) fn load_one(file: SpecFile) -> FileResult {
     let text = match read::text(file) {
         Ok(text) => text,
         Err(finding) => {
-            result.findings.push(finding);
+            result.findings.push(*finding);
             return result;
         }
     };
@@ -243,7 +243,7 @@ impl Decoder<'_> {
             Some(input) => {
                 let schema = schema::SchemaDecoder::new(self.file, self.findings).root(input, "/input");
                 if let Some(schema) = &schema {
-                    if !(schema.types == [JsonType::Object]) {
+                    if schema.types != [JsonType::Object] {
                         self.error(
                             rule::SPEC_INVALID_SCHEMA,
                             input.pos,

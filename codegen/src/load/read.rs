@@ -73,12 +73,12 @@ pub(crate) fn too_large(path: &str, len: u64) -> Option<Finding> {
 
 /// A spec file's bytes as text, or the finding placing the first byte that
 /// is not UTF-8.
-pub(crate) fn text(file: SpecFile) -> Result<String, Finding> {
+pub(crate) fn text(file: SpecFile) -> Result<String, Box<Finding>> {
     String::from_utf8(file.bytes).map_err(|err| {
         let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
         let valid = std::str::from_utf8(valid).expect("prefix is valid");
         let line = valid.matches('\n').count() as u32 + 1;
         let column = valid.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
-        Finding::error(rule::SPEC_PARSE, &file.path, Pos { line, column }, "spec file is not valid UTF-8; save it as UTF-8")
+        Box::new(Finding::error(rule::SPEC_PARSE, &file.path, Pos { line, column }, "spec file is not valid UTF-8; save it as UTF-8"))
     })
 }

@@ -473,7 +473,7 @@ fn recorded(text: &str) -> Option<(&str, &str, &str)> {
 pub fn module_file_reusing(module: &ModuleSpec, facade: &str, catalog: &str, existing: Option<&str>) -> String {
     let key = module_inputs_key(module, facade, catalog);
     if let Some(text) = existing {
-        if let Some((inputs, text_hash, body)) = recorded(&text) {
+        if let Some((inputs, text_hash, body)) = recorded(text) {
             let expected_first = format!("// {} [inputs {key}, text {text_hash}]", marker_line(&module.file));
             if inputs == key && fingerprint(body) == text_hash && text.starts_with(&format!("{expected_first}\n")) {
                 return text.to_string();

@@ -165,9 +165,12 @@ fn commands_run_for_real_and_time_out() {
     assert!(err.message.contains("cannot start"), "{}", err.message);
 }
 
+/// Each request a test server saw: its request line and body.
+type Seen = Arc<Mutex<Vec<(String, String)>>>;
+
 /// A tiny HTTP server on 127.0.0.1 that answers `count` requests and
 /// records each request line and body.
-fn serve(count: usize) -> (String, Arc<Mutex<Vec<(String, String)>>>) {
+fn serve(count: usize) -> (String, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));

@@ -60,7 +60,7 @@ async fn create_plan(run: &Run, args: spec::create_plan::Args) -> CapResult<spec
         steps.push(StoredStep {
             title: step.title,
             depends_on,
-            action: step.action.map(|a| serde_json::to_value(a)).transpose()?,
+            action: step.action.map(serde_json::to_value).transpose()?,
             status: "pending".into(),
             note: None,
         });
@@ -96,7 +96,7 @@ async fn update_step(run: &Run, args: spec::update_step::Args) -> CapResult<()> 
         .steps
         .get_mut(args.step as usize)
         .ok_or_else(|| CapError::new(format!("plan `{}` has {count} steps; there is no step {}", args.plan_id, args.step)))?;
-    step.status = serde_json::to_value(&args.status)?.as_str().unwrap_or("pending").to_string();
+    step.status = serde_json::to_value(args.status)?.as_str().unwrap_or("pending").to_string();
     step.note = args.note;
     save(run, &args.plan_id, &plan)
 }

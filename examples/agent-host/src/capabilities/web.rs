@@ -22,8 +22,12 @@ fn http_error(url: &str, e: ureq::Error) -> CapError {
     CapError::new(format!("request to {url} failed: {e}"))
 }
 
+/// A response: status, headers, the body read (at most the limit), and
+/// whether the body was cut at the limit.
+type Response = (u16, BTreeMap<String, String>, Vec<u8>, bool);
+
 /// GET `url`, reading at most `max` bytes of the body.
-fn get(url: &str, headers: &BTreeMap<String, String>, max: usize, timeout_ms: i64) -> CapResult<(u16, BTreeMap<String, String>, Vec<u8>, bool)> {
+fn get(url: &str, headers: &BTreeMap<String, String>, max: usize, timeout_ms: i64) -> CapResult<Response> {
     let mut request = agent(timeout_ms).get(url);
     for (k, v) in headers {
         request = request.header(k, v);
