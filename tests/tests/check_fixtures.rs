@@ -50,6 +50,13 @@ fn every_bad_fixture_names_its_rule() {
         ("config-bad-toml", "config/parse"),
         ("config-specs-dir-absent", "config/bad-path"),
         ("config-empty-specs", "spec/empty"),
+        ("drift-missing", "drift/missing"),
+        ("drift-missing", "drift/orphan"),
+        ("coverage-gaps", "coverage/stub"),
+        ("coverage-gaps", "coverage/unknown"),
+        ("coverage-gaps", "coverage/unimplemented"),
+        ("coverage-gaps", "coverage/untested"),
+        ("code-first-record", "code-first/unknown-module"),
     ] {
         let report = capspec_codegen::check(&fixtures().join("check").join(case)).unwrap();
         assert!(
