@@ -1,17 +1,18 @@
 //! The MCP importer on GitHub's real tool surface
-//! (`../shared/corpora/github-mcp-server`), and the prompt catalog against
+//! (`tests/fixtures/import/corpus/github-mcp-server`, MIT, with its
+//! licence), and the prompt catalog against
 //! the same tools as MCP JSON: smaller, and keeping every fact.
 
 use std::path::PathBuf;
 
 use capspec_codegen::import;
 use capspec_codegen::model::{JsonType, Schema};
-use capspec_testkit::{TempDir, repo_root as workspace_root};
+use capspec_testkit::TempDir;
 use capspec_tests::fixtures;
 use serde_json::Value;
 
 fn corpus() -> PathBuf {
-    workspace_root().join("../shared/corpora/github-mcp-server")
+    fixtures().join("import/corpus/github-mcp-server")
 }
 
 fn tools() -> Vec<(String, Value)> {
