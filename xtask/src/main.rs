@@ -147,12 +147,11 @@ impl BuildArg {
     /// `open_with` and the packages that failed. Without a readable config
     /// or packages there is nothing to build (the library reports the rest).
     fn export(&self, root: &std::path::Path) -> (Option<CodeFirstInput>, Vec<ExportFailure>) {
-        let packages = capspec_codegen::code_first::configured_packages(root);
-        if self.no_build || packages.is_empty() {
-            return (None, Vec::new());
-        }
-        eprintln!("exporting code-first specs: cargo test --lib -p {}", packages.join(" -p "));
-        capspec_codegen::code_first::export_project(root)
+        let plan = if self.no_build { None } else { capspec_codegen::code_first::ExportPlan::of(root) };
+        let Some(plan) = plan else { return (None, Vec::new()) };
+        eprintln!("exporting code-first specs: cargo test --lib -p {}", plan.packages().join(" -p "));
+        let (input, failures) = plan.run();
+        (Some(input), failures)
     }
 }
 

@@ -76,27 +76,36 @@ pub(crate) fn resolve(root: &Path, config: &Config, input: &CodeFirstInput) -> R
 }
 
 
-/// The `[code_first]` packages of the project at `root` (none when its
-/// config cannot be read: `check` and `sync` report that themselves).
-pub fn configured_packages(root: &Path) -> Vec<String> {
-    let mut sources = crate::source::Sources::default();
-    match crate::config::load_config(root, &mut sources) {
-        Ok(load) => load.config.map(|c| c.code_first.packages.into_iter().map(|(p, _)| p).collect()).unwrap_or_default(),
-        Err(_) => Vec::new(),
-    }
+/// What `check` and `sync` build before they run: the `[code_first]`
+/// packages of a project, read from its config once.
+pub struct ExportPlan {
+    root: std::path::PathBuf,
+    config: Config,
 }
 
-/// Build every `[code_first]` package of the project at `root` and collect
-/// its exports: the input for [`crate::project::open_with`] (`None` when
-/// there is nothing to build) and the packages that failed, whose specs
-/// then come from the record.
-pub fn export_project(root: &Path) -> (Option<CodeFirstInput>, Vec<ExportFailure>) {
-    let mut sources = crate::source::Sources::default();
-    let Ok(load) = crate::config::load_config(root, &mut sources) else { return (None, Vec::new()) };
-    let Some(config) = load.config.filter(|c| !c.code_first.packages.is_empty()) else { return (None, Vec::new()) };
-    let (exported, failures) = export(root, &config);
-    let from_record = failures.iter().map(|f| f.package.clone()).collect();
-    (Some(CodeFirstInput { exported, from_record }), failures)
+impl ExportPlan {
+    /// The plan for the project at `root`; `None` when there is nothing to
+    /// build (no `[code_first]` package, or a config `check` and `sync`
+    /// will report themselves).
+    pub fn of(root: &Path) -> Option<ExportPlan> {
+        let mut sources = crate::source::Sources::default();
+        let config = crate::config::load_config(root, &mut sources).ok()?.config?;
+        (!config.code_first.packages.is_empty()).then(|| ExportPlan { root: root.to_path_buf(), config })
+    }
+
+    /// The packages it builds, as listed.
+    pub fn packages(&self) -> Vec<&str> {
+        self.config.code_first.packages.iter().map(|(p, _)| p.as_str()).collect()
+    }
+
+    /// Build every package and collect its exports: the input for
+    /// [`crate::project::open_with`] and the packages that failed, whose
+    /// specs then come from the record.
+    pub fn run(&self) -> (CodeFirstInput, Vec<ExportFailure>) {
+        let (exported, failures) = export(&self.root, &self.config);
+        let from_record = failures.iter().map(|f| f.package.clone()).collect();
+        (CodeFirstInput { exported, from_record }, failures)
+    }
 }
 
 /// Load spec files with code-first specs joining them, as `check` does:
