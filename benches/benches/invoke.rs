@@ -4,7 +4,7 @@
 
 use capspec::testing::block_on;
 use capspec::{Gate, Mode, Run};
-use capspec_benches::{canary, peek_direct, registry};
+use capspec_benches::{canary, peek_impl, registry};
 use serde_json::json;
 
 fn main() {
@@ -16,7 +16,7 @@ fn direct_call(bencher: divan::Bencher) {
     let run = Run::new(Gate::headless(Mode::Default, "bench"));
     bencher.bench_local(|| {
         let args: canary::peek::Args = serde_json::from_value(json!({"note_id": "n1"})).unwrap();
-        block_on(peek_direct(&run, divan::black_box(args)))
+        block_on(peek_impl(&run, divan::black_box(args)))
     });
 }
 

@@ -73,13 +73,14 @@ impl Drop for TempDir {
     }
 }
 
-/// Copy a directory tree (fixture projects into temp dirs).
+/// Copy a directory tree (fixture projects into temp dirs), creating `to`
+/// if it does not exist.
 pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
     for entry in std::fs::read_dir(from).expect("readable dir") {
         let entry = entry.expect("readable entry");
         let target = to.join(entry.file_name());
         if entry.file_type().expect("file type").is_dir() {
-            std::fs::create_dir_all(&target).expect("create dir");
             copy_dir(&entry.path(), &target);
         } else {
             std::fs::copy(entry.path(), target).expect("copy file");

@@ -1,8 +1,11 @@
 //! End-to-end tests for capspec live in `tests/`; fixtures in `fixtures/`.
-//! This library holds what only they share: the fixtures' compiled
-//! bindings. Helpers every test target uses are in `capspec-testkit`.
+//! This library holds what only they and the benchmarks share: the
+//! fixtures' compiled bindings and the canary impls. Helpers every test
+//! target uses are in `capspec-testkit`.
 
 use std::path::{Path, PathBuf};
+
+pub mod canary;
 
 /// The generated Rust bindings of every fixture under `fixtures/render/`,
 /// rendered by `build.rs`: if capspec generated Rust that does not compile,

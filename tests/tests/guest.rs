@@ -8,33 +8,10 @@ use std::time::{Duration, Instant};
 use capspec::guest::{Guest, GuestError, GuestLimits, LimitKind};
 use capspec::testing::ScriptedApprover;
 use capspec::{Approval, ApprovalRequest, Approver, BoxFuture, CapResult, Gate, Mode, Registry, Run, SessionAllow, capability};
-use capspec_tests::bindings::{canary::canary, hostile::hostile};
+use capspec_tests::bindings::hostile::hostile;
+use capspec_tests::canary;
 use serde_json::{Value, json};
 
-#[capability(canary::peek)]
-async fn peek(_run: &Run, args: canary::peek::Args) -> CapResult<Value> {
-    Ok(json!({ "note": args.note_id }))
-}
-#[capability(canary::poke)]
-async fn poke(_run: &Run, args: canary::poke::Args) -> CapResult<Value> {
-    Ok(json!({ "saved": args.title }))
-}
-#[capability(canary::launch)]
-async fn launch(_run: &Run, args: canary::launch::Args) -> CapResult<String> {
-    Ok(args.program)
-}
-#[capability(canary::delegate)]
-async fn delegate(_run: &Run, args: canary::delegate::Args) -> CapResult<String> {
-    Ok(args.task)
-}
-#[capability(canary::fail_always)]
-async fn fail_always(_run: &Run, _args: canary::fail_always::Args) -> CapResult<()> {
-    Err(capspec::CapError::new("nope"))
-}
-#[capability(canary::panic_always)]
-async fn panic_always(_run: &Run, _args: canary::panic_always::Args) -> CapResult<()> {
-    panic!("boom")
-}
 #[capability(hostile::hostile_text)]
 async fn hostile_text(_run: &Run, _args: hostile::hostile_text::Args) -> CapResult<Value> {
     Ok(json!(hostile::hostile_text::SPEC.description))
@@ -79,7 +56,7 @@ export default async function () {
     assert_eq!(outcome.error, None);
     assert_eq!(
         outcome.result.unwrap(),
-        json!({"a": {"note": "n1"}, "b": {"saved": "t"}, "code": "invalid_arguments", "failed": ["failed", "nope", "canary.fail_always"], "count": 8, "first": "canary.delegate:external"})
+        json!({"a": {"note": "n1", "lines": null}, "b": {"saved": "t"}, "code": "invalid_arguments", "failed": ["failed", canary::FAILURE, "canary.fail_always"], "count": 8, "first": "canary.delegate:external"})
     );
     assert_eq!(outcome.logs, ["starting {\"with\":\"data\"} 3"]);
     assert_eq!(run.receipts().len(), 4);
@@ -169,7 +146,7 @@ fn waiting_for_approval_does_not_count_against_the_cpu_limit() {
     let run = Run::new(Gate::new(Mode::Default, Arc::new(SlowApprover), SessionAllow::new()));
     let outcome = guest(small()).run(&run, r#"import c from "@capspec/host/canary"; export default async () => [await c.poke({ title: "a" }), await c.launch({ program: "b" })];"#);
     assert_eq!(outcome.error, None, "two 400 ms approvals under a 200 ms CPU limit");
-    assert_eq!(outcome.result, Some(json!([{"saved": "a"}, "b"])));
+    assert_eq!(outcome.result, Some(json!([{"saved": "a"}, "ran b"])));
     assert!(run.approval_wait() >= Duration::from_millis(800));
     assert!(outcome.cpu_time < Duration::from_millis(200));
 }

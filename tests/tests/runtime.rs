@@ -4,61 +4,11 @@
 //! tool call) that must leave identical receipts.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use capspec::testing::{ScriptedApprover, block_on};
-use capspec::{Approval, CapError, CapResult, ErrorCode, Gate, GateDecision, Mode, Registry, Run, SessionAllow, Status, capability};
-use capspec_tests::bindings::canary::canary;
+use capspec::{Approval, ErrorCode, Gate, GateDecision, Mode, Registry, Run, SessionAllow, Status};
+use capspec_tests::canary::{self, Counters, registry};
 use serde_json::{Value, json};
-
-/// How often each canary impl ran in a run: a typed run extension, so
-/// concurrently running tests (and guest calls on other threads) keep apart.
-#[derive(Default)]
-struct Counters([AtomicUsize; 4]);
-
-fn count(run: &Run, i: usize) {
-    if let Some(c) = run.get::<Arc<Counters>>() {
-        c.0[i].fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-#[capability(canary::peek)]
-async fn peek(run: &Run, args: canary::peek::Args) -> CapResult<Value> {
-    count(run, 0);
-    Ok(json!({ "note": args.note_id, "lines": args.max_lines }))
-}
-
-#[capability(canary::poke)]
-async fn poke(run: &Run, args: canary::poke::Args) -> CapResult<Value> {
-    count(run, 1);
-    Ok(json!({ "saved": args.title }))
-}
-
-#[capability(canary::launch)]
-async fn launch(run: &Run, args: canary::launch::Args) -> CapResult<String> {
-    count(run, 2);
-    Ok(format!("ran {}", args.program))
-}
-
-#[capability(canary::delegate)]
-async fn delegate(run: &Run, args: canary::delegate::Args) -> CapResult<Value> {
-    count(run, 3);
-    Ok(json!({ "task": args.task_id }))
-}
-
-#[capability(canary::fail_always)]
-async fn fail_always(_run: &Run, _args: canary::fail_always::Args) -> CapResult<()> {
-    Err(CapError::new("the disk is on fire"))
-}
-
-#[capability(canary::panic_always)]
-async fn panic_always(_run: &Run, _args: canary::panic_always::Args) -> CapResult<()> {
-    panic!("impl bug")
-}
-
-fn registry() -> Arc<Registry> {
-    Registry::new(&[canary::MODULE]).expect("every canary capability has an impl")
-}
 
 /// One call per canary capability, with valid arguments.
 const CALLS: [(&str, &str); 4] = [
@@ -126,7 +76,7 @@ export default async () => {{
         };
         results.push(value);
     }
-    let impl_runs: usize = counters.0.iter().map(|c| c.load(Ordering::SeqCst)).sum();
+    let impl_runs = counters.total();
     Observed {
         results,
         receipts: run.receipts().iter().map(|r| (r.capability.clone(), r.decision, r.status)).collect(),
@@ -301,10 +251,10 @@ fn failures_and_panics_come_back_as_data() {
     let mounted = registry().mount_all();
     let run = Run::new(Gate::headless(Mode::Default, "test"));
     let err = block_on(mounted.invoke(&run, "fail_always", json!({}))).unwrap_err();
-    assert_eq!((err.code, err.message.as_str(), err.capability.as_str()), (ErrorCode::Failed, "the disk is on fire", "canary.fail_always"));
+    assert_eq!((err.code, err.message.as_str(), err.capability.as_str()), (ErrorCode::Failed, canary::FAILURE, "canary.fail_always"));
     let err = block_on(mounted.invoke(&run, "panic_always", json!({}))).unwrap_err();
     assert_eq!(err.code, ErrorCode::Failed);
-    assert!(err.message.contains("panicked: impl bug"), "{}", err.message);
+    assert!(err.message.contains(&format!("panicked: {}", canary::PANIC)), "{}", err.message);
     let statuses: Vec<Status> = run.receipts().iter().map(|r| r.status).collect();
     assert_eq!(statuses, [Status::Failed, Status::Failed]);
     // The run goes on after a panic.

@@ -8,13 +8,12 @@ use agent_host::capabilities::memory::SessionMemory;
 use agent_host::workspace::Workspace;
 use capspec::guest::Guest;
 use capspec::{Gate, Mode, Run};
+use capspec_testkit::TempDir;
 use serde_json::{Value, json};
 
-fn workspace(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("agent-host-actions-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// An empty workspace, removed when the test ends (also when it fails).
+fn workspace(name: &str) -> TempDir {
+    TempDir::new(&format!("agent-host-actions-{name}"))
 }
 
 fn run_action(dir: &std::path::Path, mode: Mode, source: &str) -> (Option<Value>, Vec<(String, String, String)>) {
@@ -51,12 +50,11 @@ fn every_mode_through_the_sandbox() {
         (Mode::Auto, json!({"list": "ok", "write": "ok", "exec": "ok"}), ["auto", "auto", "auto"]),
     ] {
         let dir = workspace(&format!("{mode:?}"));
-        let (result, receipts) = run_action(&dir, mode, WRITE_THEN_RUN);
+        let (result, receipts) = run_action(dir.path(), mode, WRITE_THEN_RUN);
         assert_eq!(result, Some(expected), "{mode:?}");
         let got: Vec<&str> = receipts.iter().map(|r| r.1.as_str()).collect();
         assert_eq!(got, decisions, "{mode:?}");
-        assert_eq!(dir.join("a.txt").exists(), matches!(mode, Mode::AcceptEdits | Mode::Auto), "{mode:?}: the impl ran only when allowed");
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(dir.path().join("a.txt").exists(), matches!(mode, Mode::AcceptEdits | Mode::Auto), "{mode:?}: the impl ran only when allowed");
     }
 }
 
@@ -65,7 +63,7 @@ fn calls_started_together_run_together() {
     let dir = workspace("overlap");
     let started = Instant::now();
     let (result, receipts) = run_action(
-        &dir,
+        dir.path(),
         Mode::Auto,
         r#"import shell from "@capspec/host/shell";
 export default async () => (await Promise.all([1, 2, 3].map(() => shell.run_command({ program: "sleep", args: ["0.4"] })))).map((r) => r.exit_code);"#,
@@ -74,14 +72,13 @@ export default async () => (await Promise.all([1, 2, 3].map(() => shell.run_comm
     assert_eq!(receipts.len(), 3);
     // Three 400 ms processes: overlapped, well under the 1.2 s they take in a row.
     assert!(started.elapsed() < Duration::from_millis(1100), "took {:?}", started.elapsed());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn path_escapes_and_exec_timeouts_are_refused_in_actions() {
     let dir = workspace("escape");
     let (result, _) = run_action(
-        &dir,
+        dir.path(),
         Mode::Auto,
         r#"import workspace from "@capspec/host/workspace";
 import shell from "@capspec/host/shell";
@@ -93,7 +90,6 @@ export default async () => {
 };"#,
     );
     assert_eq!(result, Some(json!({"escape": ["failed", "`../../etc/passwd` leaves the workspace"], "timed_out": true})));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 fn agent_host(args: &[&str], dir: &std::path::Path) -> (i32, String) {
@@ -114,7 +110,7 @@ fn action(name: &str) -> String {
 #[test]
 fn the_shipped_tour_touches_every_module() {
     let dir = workspace("tour");
-    let (code, stdout) = agent_host(&["run", &action("tour.js"), "--mode", "auto", "--json"], &dir);
+    let (code, stdout) = agent_host(&["run", &action("tour.js"), "--mode", "auto", "--json"], dir.path());
     assert_eq!(code, 0, "{stdout}");
     let value: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(value["result"]["shell"], "shell works");
@@ -130,28 +126,26 @@ fn the_shipped_tour_touches_every_module() {
     }
     assert_eq!(value["logs"], json!(["mounted: 27 capabilities", "web.fetch_url: failed"]));
     // In default mode without a terminal, every ask is denied — and shown, not fatal.
-    let (code, stdout) = agent_host(&["run", &action("tour.js"), "--json"], &dir);
+    let (code, stdout) = agent_host(&["run", &action("tour.js"), "--json"], dir.path());
     assert_eq!(code, 0, "{stdout}");
     let value: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(value["result"]["wrote"], json!({"refused": "permission_denied"}));
     assert_eq!(value["result"]["matches"], json!(1), "reads still run");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn the_shipped_denial_is_caught_and_the_run_completes() {
     let dir = workspace("denied");
-    let (code, stdout) = agent_host(&["run", &action("denied.js")], &dir);
+    let (code, stdout) = agent_host(&["run", &action("denied.js")], dir.path());
     assert_eq!(code, 0, "a caught denial is a completed action: {stdout}");
     assert!(stdout.contains("caught: permission_denied"), "{stdout}");
     assert!(stdout.contains("workspace.write_file         denied    refused"), "{stdout}");
-    assert!(!dir.join("blocked.txt").exists());
+    assert!(!dir.path().join("blocked.txt").exists());
     // An action that throws exits 1; a usage error exits 2.
-    std::fs::write(dir.join("throws.js"), "export default () => { throw new Error('no'); };").unwrap();
-    let (code, stdout) = agent_host(&["run", &dir.join("throws.js").to_string_lossy(), "--json"], &dir);
+    dir.write("throws.js", "export default () => { throw new Error('no'); };");
+    let (code, stdout) = agent_host(&["run", &dir.path().join("throws.js").to_string_lossy(), "--json"], dir.path());
     assert_eq!(code, 1);
     assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["error"], json!({"kind": "threw", "message": "no", "code": null}));
-    let (code, _) = agent_host(&["run", "/no/such/action.js"], &dir);
+    let (code, _) = agent_host(&["run", "/no/such/action.js"], dir.path());
     assert_eq!(code, 2);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

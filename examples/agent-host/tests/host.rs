@@ -3,31 +3,28 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agent_host::capabilities::memory::SessionMemory;
 use agent_host::workspace::Workspace;
 use capspec::testing::{ScriptedApprover, block_on};
+use capspec_testkit::TempDir;
 use capspec::{Approval, CallError, ErrorCode, Gate, GateDecision, Mode, Mounted, Run, SessionAllow, Status};
 use serde_json::{Value, json};
 
 struct Host {
-    dir: PathBuf,
+    dir: TempDir,
     mounted: Mounted,
 }
 
 impl Host {
     fn new(name: &str) -> Host {
-        let dir = std::env::temp_dir().join(format!("agent-host-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Host { dir, mounted: agent_host::registry().expect("every spec has an impl").mount_all() }
+        Host { dir: TempDir::new(&format!("agent-host-{name}")), mounted: agent_host::registry().expect("every spec has an impl").mount_all() }
     }
 
     fn run(&self, mode: Mode, approver: Arc<ScriptedApprover>) -> Run {
         Run::new(Gate::new(mode, approver, SessionAllow::new()))
-            .with(Workspace::new(&self.dir).unwrap())
+            .with(Workspace::new(self.dir.path()).unwrap())
             .with(SessionMemory::default())
             .with(self.mounted.clone())
     }
@@ -38,12 +35,6 @@ impl Host {
 
     fn call(&self, run: &Run, name: &str, args: Value) -> Result<Value, CallError> {
         block_on(self.mounted.invoke(run, name, args))
-    }
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -106,23 +97,21 @@ fn workspace_files_round_trip_and_stay_confined() {
     assert_eq!(err.code, ErrorCode::Failed);
     host.call(&run, "delete_file", json!({"path": "b.txt"})).unwrap();
     host.call(&run, "delete_file", json!({"path": "docs"})).unwrap();
-    assert!(!host.dir.join("docs").exists());
+    assert!(!host.dir.path().join("docs").exists());
 
     // Path escapes are refused: `..`, absolute paths, symlinks out.
     for path in ["../outside.txt", "/etc/passwd", "a/../../x"] {
         let err = host.call(&run, "read_file", json!({ "path": path })).unwrap_err();
         assert!(err.message.contains("leaves the workspace") || err.message.contains("absolute"), "{path}: {}", err.message);
     }
-    let outside = std::env::temp_dir().join(format!("agent-host-outside-{}", std::process::id()));
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::write(outside.join("secret.txt"), "secret").unwrap();
-    std::os::unix::fs::symlink(&outside, host.dir.join("link")).unwrap();
+    let outside = TempDir::new("agent-host-outside");
+    outside.write("secret.txt", "secret");
+    std::os::unix::fs::symlink(outside.path(), host.dir.path().join("link")).unwrap();
     let err = host.call(&run, "read_file", json!({"path": "link/secret.txt"})).unwrap_err();
     assert!(err.message.contains("symlink"), "{}", err.message);
     let err = host.call(&run, "write_file", json!({"path": "link/new.txt", "content": "x"})).unwrap_err();
     assert!(err.message.contains("symlink"), "{}", err.message);
-    assert!(!outside.join("new.txt").exists());
-    std::fs::remove_dir_all(&outside).unwrap();
+    assert!(!outside.path().join("new.txt").exists());
 }
 
 #[test]
@@ -214,7 +203,7 @@ fn web_capabilities_talk_http() {
     let links = host.call(&run, "extract_links", json!({"url": format!("{url}/"), "same_host_only": true})).unwrap();
     assert_eq!(links, json!({"links": [{"href": "/next", "text": "Next page"}]}));
     assert_eq!(host.call(&run, "download_file", json!({"url": format!("{url}/file"), "path": "dl/page.html"})).unwrap()["bytes"], json!(92));
-    assert!(host.dir.join("dl/page.html").is_file());
+    assert!(host.dir.path().join("dl/page.html").is_file());
     let posted = host.call(&run, "post_webhook", json!({"url": format!("{url}/hook"), "payload": {"event": "done", "n": 1}})).unwrap();
     assert_eq!(posted, json!({"status": 200}));
     let form = host.call(&run, "post_webhook", json!({"url": format!("{url}/form"), "payload": {"a b": "c&d"}, "content_type": "application/x-www-form-urlencoded"})).unwrap();
@@ -250,7 +239,7 @@ fn plan_steps_meet_the_gate() {
     approver.push(Approval::Deny("no second file".into())); // step 2
     let outcome = host.call(&run, "run_plan", json!({ "plan_id": id })).unwrap();
     assert_eq!(outcome, json!({"completed": 1, "failed": 1}));
-    assert!(host.dir.join("one.txt").is_file() && !host.dir.join("two.txt").exists());
+    assert!(host.dir.path().join("one.txt").is_file() && !host.dir.path().join("two.txt").exists());
     let shown = host.call(&run, "get_plan", json!({ "plan_id": id })).unwrap();
     assert_eq!(shown["steps"], json!([{"title": "first", "status": "done"}, {"title": "second", "status": "failed"}, {"title": "think", "status": "pending"}]));
     host.call(&run, "update_step", json!({"plan_id": id, "step": 2, "status": "skipped", "note": "manual"})).ok();
@@ -264,18 +253,17 @@ fn plan_steps_meet_the_gate() {
 
 #[test]
 fn cli_call_prints_the_result_and_the_receipt() {
-    let dir = std::env::temp_dir().join(format!("agent-host-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("a.txt"), "hi\n").unwrap();
+    let dir = TempDir::new("agent-host-cli");
+    dir.write("a.txt", "hi\n");
     let bin = env!("CARGO_BIN_EXE_agent-host");
-    let ok = std::process::Command::new(bin).args(["call", "read_file", r#"{"path": "a.txt"}"#, "--workspace"]).arg(&dir).output().unwrap();
+    let ok = std::process::Command::new(bin).args(["call", "read_file", r#"{"path": "a.txt"}"#, "--workspace"]).arg(dir.path()).output().unwrap();
     assert_eq!(ok.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&ok.stdout), "{\"result\":{\"content\":\"hi\\n\",\"total_lines\":1,\"truncated\":false}}\n");
     assert!(String::from_utf8_lossy(&ok.stderr).contains(r#"receipt: {"capability":"workspace.read_file","decision":"auto","status":"ok""#));
     // Not a terminal: an `ask` is denied with a named reason.
     let denied = std::process::Command::new(bin)
         .args(["call", "write_file", r#"{"path": "b.txt", "content": "x"}"#, "--workspace"])
-        .arg(&dir)
+        .arg(dir.path())
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
@@ -285,5 +273,4 @@ fn cli_call_prints_the_result_and_the_receipt() {
     assert_eq!(usage.status.code(), Some(2));
     let catalog = std::process::Command::new(bin).args(["catalog", "--modules", "notes"]).output().unwrap();
     assert!(String::from_utf8_lossy(&catalog.stdout).starts_with("## notes\n"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
