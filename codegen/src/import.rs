@@ -2,14 +2,18 @@
 //! spec file.
 //!
 //! Input: files holding one tool object each, or a `{"tools": [...]}`
-//! document (a directory is read in file-name order). Category rule, from
-//! the tool's `annotations`, first match wins:
+//! document (a directory is read in file-name order). The category is the
+//! exact inverse of the export (DESIGN §4), first match wins:
 //!
-//! 1. `readOnlyHint: true` → `read`
-//! 2. `destructiveHint: true` → `execute`
-//! 3. `openWorldHint: true` (and not read-only) → `external`
-//! 4. otherwise → `write` (MCP's own default for a tool without hints is
-//!    "may have side effects", so `write` is the conservative reading)
+//! 1. `_meta["io.capspec/category"]`, when it names a category;
+//! 2. `readOnlyHint: true` → `read`;
+//! 3. `openWorldHint` true or absent (MCP's default is true) → `external`;
+//! 4. otherwise → `write`.
+//!
+//! So a tool without annotations imports as `external`, never looser. Hints
+//! that differ from the chosen category's defaults (absent ones taking MCP's
+//! defaults) are kept in `hints` where the category allows them; the tool's
+//! `title` (or `annotations.title`) becomes `title`.
 //!
 //! Unsupported schema keywords are dropped with a warning naming the tool and
 //! the JSON pointer; invalid names and name collisions skip the tool with an
@@ -20,6 +24,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::finding::Finding;
+use crate::model::{Annotations, Category, Hints, META_CATEGORY};
 use crate::load::keys::SCHEMA_KEYWORDS;
 use crate::load::{self, SpecFile};
 use crate::rules::{IMPORT_COLLISION, IMPORT_INVALID, IMPORT_KEYWORD, IMPORT_NAME};
@@ -85,18 +90,40 @@ pub fn read_tools(paths: &[&Path]) -> Result<Vec<(String, Value)>, ImportError> 
     Ok(tools)
 }
 
-/// The category of an MCP tool, by the rule in the module docs.
-pub fn category_of(annotations: Option<&Value>) -> &'static str {
-    let hint = |k: &str| annotations.and_then(|a| a.get(k)).and_then(Value::as_bool).unwrap_or(false);
-    if hint("readOnlyHint") {
-        "read"
-    } else if hint("destructiveHint") {
-        "execute"
-    } else if hint("openWorldHint") {
-        "external"
+/// The category of an MCP tool and the hints to keep, by the rule in the
+/// module docs. Hints the category cannot express are returned as dropped.
+pub fn category_of(tool: &Value) -> (Category, Hints, Vec<&'static str>) {
+    let annotations = tool.get("annotations");
+    let hint = |k: &str, mcp_default: bool| annotations.and_then(|a| a.get(k)).and_then(Value::as_bool).unwrap_or(mcp_default);
+    let declared = tool.get("_meta").and_then(|m| m.get(META_CATEGORY)).and_then(Value::as_str).and_then(Category::parse);
+    let category = declared.unwrap_or(if hint("readOnlyHint", false) {
+        Category::Read
+    } else if hint("openWorldHint", true) {
+        Category::External
     } else {
-        "write"
+        Category::Write
+    });
+    let defaults = Annotations::of(category);
+    // MCP: destructive and idempotent hints mean something only for a tool
+    // that is not read-only.
+    let (destructive, idempotent) =
+        if category == Category::Read { (defaults.destructive, defaults.idempotent) } else { (hint("destructiveHint", true), hint("idempotentHint", false)) };
+    let seen = Annotations { read_only: defaults.read_only, destructive, idempotent, open_world: hint("openWorldHint", true) };
+    let wanted = Hints::between(category, seen);
+    let mut kept = Hints::default();
+    let mut dropped = Vec::new();
+    for (key, value) in wanted.set() {
+        if Hints::allowed(category).contains(&(key, value)) {
+            match key {
+                "destructive" => kept.destructive = Some(value),
+                "idempotent" => kept.idempotent = Some(value),
+                _ => kept.open_world = Some(value),
+            }
+        } else {
+            dropped.push(key);
+        }
     }
+    (category, kept, dropped)
 }
 
 /// Convert tools into one module spec.
@@ -129,15 +156,30 @@ pub fn import(module: &str, tools: &[(String, Value)]) -> Result<Imported, Impor
             continue;
         }
         let description = obj.get("description").and_then(Value::as_str).map(str::trim).filter(|d| !d.is_empty());
-        let title = obj.get("annotations").and_then(|a| a.get("title")).and_then(Value::as_str);
+        let title = obj.get("title").or_else(|| obj.get("annotations").and_then(|a| a.get("title"))).and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty());
         let Some(description) = description.or(title) else {
             out.findings.push(error(IMPORT_INVALID, format!("tool `{name}` has no description (nor title); capspec requires one")));
             continue;
         };
         let mut entry = Map::new();
         entry.insert("name".into(), Value::String(name.into()));
-        entry.insert("category".into(), Value::String(category_of(obj.get("annotations")).into()));
+        let (category, hints, dropped) = category_of(tool);
+        for key in dropped {
+            out.findings.push(Finding::warning(
+                IMPORT_KEYWORD,
+                &file,
+                Pos::default(),
+                format!("tool `{name}`: its {key} hint cannot be expressed by category `{category}` and is dropped"),
+            ));
+        }
+        entry.insert("category".into(), Value::String(category.as_str().into()));
         entry.insert("description".into(), Value::String(description.into()));
+        if let Some(title) = title {
+            entry.insert("title".into(), Value::String(title.into()));
+        }
+        if !hints.set().is_empty() {
+            entry.insert("hints".into(), hints.set().into_iter().map(|(k, v)| (k.to_string(), Value::Bool(v))).collect::<Map<_, _>>().into());
+        }
         for (from, to) in [("inputSchema", "input"), ("outputSchema", "output")] {
             if let Some(schema) = obj.get(from) {
                 let mut schema = schema.clone();
@@ -211,7 +253,7 @@ fn render_yaml(module: &str, entries: &[Value]) -> String {
     let json = |v: &Value| serde_json::to_string(v).expect("values serialize");
     let mut out = String::new();
     out.push_str("# Imported from MCP tools/list by `cargo xtask import mcp`.\n");
-    out.push_str("# Categories: readOnlyHint → read; destructiveHint → execute; openWorldHint → external; otherwise write.\n");
+    out.push_str("# Categories: _meta io.capspec/category; else readOnlyHint → read; else openWorldHint (absent = true) → external; else write.\n");
     out.push_str(&format!("module: {module}\n"));
     out.push_str(&format!("description: {}\n", json(&Value::String(format!("Tools imported from an MCP server ({} tools).", entries.len())))));
     out.push_str("capabilities:\n");
@@ -220,7 +262,7 @@ fn render_yaml(module: &str, entries: &[Value]) -> String {
         out.push_str(&format!("  - name: {}\n", e["name"].as_str().expect("names are strings")));
         out.push_str(&format!("    category: {}\n", e["category"].as_str().expect("categories are strings")));
         out.push_str(&format!("    description: {}\n", json(&e["description"])));
-        for key in ["input", "output"] {
+        for key in ["title", "hints", "input", "output"] {
             if let Some(schema) = e.get(key) {
                 out.push_str(&format!("    {key}: {}\n", json(schema)));
             }
@@ -234,13 +276,28 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn category(tool: Value) -> (&'static str, Vec<(&'static str, bool)>) {
+        let (c, h, _) = category_of(&tool);
+        (c.as_str(), h.set())
+    }
+
     #[test]
-    fn category_rule() {
-        assert_eq!(category_of(Some(&json!({"readOnlyHint": true, "destructiveHint": true}))), "read");
-        assert_eq!(category_of(Some(&json!({"destructiveHint": true, "openWorldHint": true}))), "execute");
-        assert_eq!(category_of(Some(&json!({"openWorldHint": true}))), "external");
-        assert_eq!(category_of(Some(&json!({"readOnlyHint": false}))), "write");
-        assert_eq!(category_of(None), "write");
+    fn category_rule_is_the_inverse_of_the_export() {
+        // No annotations: MCP's defaults (open world, destructive) → external, never looser.
+        assert_eq!(category(json!({})), ("external", vec![]));
+        // Absent, `openWorldHint` takes MCP's default (true); a read tool keeps it.
+        assert_eq!(category(json!({"annotations": {"readOnlyHint": true, "destructiveHint": true}})), ("read", vec![("open_world", true)]));
+        assert_eq!(category(json!({"annotations": {"readOnlyHint": true, "openWorldHint": false}})), ("read", vec![]));
+        assert_eq!(category(json!({"annotations": {"readOnlyHint": true, "openWorldHint": true}})), ("read", vec![("open_world", true)]));
+        assert_eq!(category(json!({"annotations": {"destructiveHint": true, "openWorldHint": true}})), ("external", vec![]));
+        assert_eq!(category(json!({"annotations": {"openWorldHint": false}})), ("write", vec![]));
+        assert_eq!(category(json!({"annotations": {"openWorldHint": false, "destructiveHint": false}})), ("write", vec![("destructive", false)]));
+        // `_meta` wins over the hints.
+        assert_eq!(category(json!({"annotations": {"readOnlyHint": true}, "_meta": {"io.capspec/category": "execute"}})), ("execute", vec![]));
+        assert_eq!(
+            category(json!({"annotations": {"openWorldHint": false, "idempotentHint": true}, "_meta": {"io.capspec/category": "execute"}})),
+            ("execute", vec![("idempotent", true), ("open_world", false)])
+        );
     }
 
     #[test]

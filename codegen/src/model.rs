@@ -93,8 +93,19 @@ pub struct ModuleSpec {
 #[derive(Debug, Clone, PartialEq)]
 /// One capability: a tool a model can call.
 pub struct CapabilitySpec {
-    /// The name, unique across modules (aliases included).
+    /// The name, unique within its module (aliases included). The same name
+    /// in two modules is legal: identity is `module.name`.
     pub name: String,
+    /// The one name it has on flat surfaces (MCP tools, provider tool
+    /// lists): the bare name when no other module uses it, else
+    /// `<module>__<name>`. Set by the loader once every module is known.
+    pub wire_name: String,
+    /// A short human title (the MCP `title`).
+    pub title: Option<String>,
+    /// Refinements of the category's MCP hints, within what it allows.
+    pub hints: Hints,
+    /// Also a direct tool on the MCP code surface.
+    pub direct: bool,
     /// The safety category; there is no default.
     pub category: Category,
     /// What it does; the first sentence is the catalog one-liner.
@@ -117,6 +128,118 @@ pub struct CapabilitySpec {
     pub pos: Pos,
     /// Set when the spec is declared in Rust with `#[derive(Capability)]`.
     pub code_first: Option<CodeOrigin>,
+}
+
+/// The spec's `hints`: each refines one MCP hint the category leaves open
+/// (see [`Hints::ALLOWED`]); `None` keeps the category's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Hints {
+    /// `destructive`: may destroy or overwrite data (MCP `destructiveHint`).
+    pub destructive: Option<bool>,
+    /// `idempotent`: a repeated call with the same arguments has no further
+    /// effect (MCP `idempotentHint`).
+    pub idempotent: Option<bool>,
+    /// `open_world`: reaches entities outside the host (MCP `openWorldHint`).
+    pub open_world: Option<bool>,
+}
+
+/// The four MCP tool annotations of a capability, all explicit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Annotations {
+    /// `readOnlyHint`
+    pub read_only: bool,
+    /// `destructiveHint`
+    pub destructive: bool,
+    /// `idempotentHint`
+    pub idempotent: bool,
+    /// `openWorldHint`
+    pub open_world: bool,
+}
+
+impl Hints {
+    /// The spec keys of `hints`, in order.
+    pub const KEYS: [&'static str; 3] = ["destructive", "idempotent", "open_world"];
+
+    /// Which values of each hint a category allows a spec to set (DESIGN §4):
+    /// `(key, value)` pairs. A value equal to the category's default is
+    /// always allowed (it changes nothing).
+    pub fn allowed(category: Category) -> &'static [(&'static str, bool)] {
+        match category {
+            Category::Read => &[("open_world", true)],
+            Category::Write => &[("destructive", false), ("idempotent", true), ("open_world", true)],
+            Category::Execute => &[("idempotent", true), ("open_world", false)],
+            Category::External => &[("destructive", false), ("idempotent", true)],
+        }
+    }
+
+    /// The category's MCP annotations, refined by these hints.
+    pub fn annotations(&self, category: Category) -> Annotations {
+        let mut a = Annotations::of(category);
+        if let Some(v) = self.destructive {
+            a.destructive = v;
+        }
+        if let Some(v) = self.idempotent {
+            a.idempotent = v;
+        }
+        if let Some(v) = self.open_world {
+            a.open_world = v;
+        }
+        a
+    }
+
+    /// The hints that make `category`'s defaults into `annotations`: only
+    /// those that differ (the importer keeps these).
+    pub fn between(category: Category, annotations: Annotations) -> Hints {
+        let d = Annotations::of(category);
+        let differ = |a: bool, b: bool| (a != b).then_some(a);
+        Hints {
+            destructive: differ(annotations.destructive, d.destructive),
+            idempotent: differ(annotations.idempotent, d.idempotent),
+            open_world: differ(annotations.open_world, d.open_world),
+        }
+    }
+
+    /// `(key, value)` of every hint that is set, in key order.
+    pub fn set(&self) -> Vec<(&'static str, bool)> {
+        [self.destructive, self.idempotent, self.open_world].into_iter().zip(Hints::KEYS).filter_map(|(v, k)| v.map(|v| (k, v))).collect()
+    }
+}
+
+impl Annotations {
+    /// A category's default annotations (the table in DESIGN §4).
+    pub fn of(category: Category) -> Annotations {
+        match category {
+            Category::Read => Annotations { read_only: true, destructive: false, idempotent: true, open_world: false },
+            Category::Write => Annotations { read_only: false, destructive: true, idempotent: false, open_world: false },
+            Category::Execute => Annotations { read_only: false, destructive: true, idempotent: false, open_world: true },
+            Category::External => Annotations { read_only: false, destructive: true, idempotent: false, open_world: true },
+        }
+    }
+}
+
+/// The key of a capability's category in MCP `_meta`; the importer reads it
+/// back first.
+pub const META_CATEGORY: &str = "io.capspec/category";
+
+/// The longest wire name a flat surface accepts (provider tool names).
+pub const MAX_WIRE_NAME: usize = 64;
+
+/// Wire names for every capability of `modules`: the bare name when no
+/// other module uses it, else `<module>__<name>`.
+pub(crate) fn assign_wire_names(modules: &mut [ModuleSpec]) {
+    // name → the modules that have it (a name twice in one module is a
+    // duplicate reported on its own, not a reason to qualify).
+    let mut uses: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> = std::collections::BTreeMap::new();
+    for m in modules.iter() {
+        for c in &m.capabilities {
+            uses.entry(c.name.clone()).or_default().insert(m.name.clone());
+        }
+    }
+    for m in modules.iter_mut() {
+        for c in &mut m.capabilities {
+            c.wire_name = if uses[&c.name].len() > 1 { format!("{}__{}", m.name, c.name) } else { c.name.clone() };
+        }
+    }
 }
 
 /// Where a code-first spec comes from.

@@ -98,6 +98,27 @@ pub fn name_problem(name: &str) -> Option<String> {
     None
 }
 
+/// Why `alias` is not a valid alias, if it is not. Aliases are hidden names
+/// clients have called (`listWorkflows`, `File`, `get-annotated-message`);
+/// they never become code or catalog text, so they only match
+/// `^[A-Za-z_][A-Za-z0-9_.-]{0,127}$`.
+pub fn alias_problem(alias: &str) -> Option<String> {
+    const SHAPE: &str = "aliases match `^[A-Za-z_][A-Za-z0-9_.-]{0,127}$`";
+    let Some(first) = alias.chars().next() else {
+        return Some("an alias cannot be empty".into());
+    };
+    if alias.len() > 128 {
+        return Some(format!("`{alias}` is longer than 128 characters ({SHAPE})"));
+    }
+    if !(first.is_ascii_alphabetic() || first == '_') {
+        return Some(format!("`{alias}` must start with an ASCII letter or `_` ({SHAPE})"));
+    }
+    if let Some(bad) = alias.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))) {
+        return Some(format!("`{alias}` contains {bad:?} ({SHAPE})"));
+    }
+    None
+}
+
 /// The capability name `#[derive(Capability)]` gives a struct without
 /// `name = "…"`: the struct name in snake_case, without a trailing `Args`
 /// (`AppendNoteArgs` → `append_note`, `HTTPGet` → `http_get`).
@@ -170,6 +191,16 @@ mod tests {
         assert!(name_problem("eval").unwrap().contains("strict mode"));
         assert!(name_problem("fn").unwrap().contains("Rust"));
         assert!(name_problem("type").is_some());
+    }
+
+    #[test]
+    fn legacy_names_are_valid_aliases() {
+        for alias in ["listWorkflows", "File", "Bash", "get-annotated-message", "v1.list", "_x", &"a".repeat(128)] {
+            assert_eq!(alias_problem(alias), None, "{alias}");
+        }
+        for alias in ["", "1x", "-x", ".x", "a b", "a/b", "é", &"a".repeat(129)] {
+            assert!(alias_problem(alias).is_some(), "{alias:?} must be refused");
+        }
     }
 
     #[test]

@@ -18,6 +18,13 @@ pub fn decode_args<T: serde::de::DeserializeOwned>(args: serde_json::Value) -> R
     serde_json::from_value(args).map_err(|e| CapError::new(format!("arguments do not fit the generated Args type: {e}")))
 }
 
+/// A spec's default value (JSON text from the generator) as the field's
+/// type. `check` has proven the value fits the property's schema, so a
+/// failure here is a generator bug, reported as such.
+pub fn default_value<T: serde::de::DeserializeOwned>(json: &str) -> T {
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("capspec: the spec default {json} does not fit its generated field type: {e}"))
+}
+
 /// Encode an impl's output as JSON.
 pub fn encode_output<T: serde::Serialize>(output: &T) -> Result<serde_json::Value, CapError> {
     serde_json::to_value(output).map_err(|e| CapError::new(format!("the result does not serialize: {e}")))

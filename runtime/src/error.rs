@@ -10,6 +10,9 @@ use serde::Serialize;
 pub enum ErrorCode {
     /// No capability (or alias) by that name is mounted.
     UnknownCapability,
+    /// A bare name or alias that more than one mounted module has; call it
+    /// as `module.name` (the message lists the candidates).
+    AmbiguousCapability,
     /// The arguments do not match the input schema.
     InvalidArguments,
     /// The gate asked and the approver said no (or there was nobody to ask).
@@ -29,6 +32,7 @@ impl ErrorCode {
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::UnknownCapability => "unknown_capability",
+            ErrorCode::AmbiguousCapability => "ambiguous_capability",
             ErrorCode::InvalidArguments => "invalid_arguments",
             ErrorCode::PermissionDenied => "permission_denied",
             ErrorCode::BlockedInPlanMode => "blocked_in_plan_mode",

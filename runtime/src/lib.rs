@@ -34,7 +34,7 @@ pub use gate::{Approval, ApprovalRequest, Approver, BoxFuture, Gate, HeadlessApp
 pub use receipt::{GateDecision, Receipt, Status};
 pub use registry::{CapabilityInfo, Mounted, Registry, RegistryError};
 pub use run::{ClientRouter, Extensions, Limits, Run};
-pub use spec::{Category, Module, Spec};
+pub use spec::{Annotations, Category, Module, Spec};
 
 /// What generated bindings and the macros name. Not a public API: paths
 /// here may change in any release, and the macro crate is pinned to this

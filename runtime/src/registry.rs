@@ -84,8 +84,12 @@ struct Entry {
 pub struct Registry {
     modules: Vec<Module>,
     entries: Vec<Entry>,
-    /// Names and aliases → entry.
-    index: HashMap<&'static str, usize>,
+    /// Bare names and aliases → every entry that has one, in module order.
+    index: HashMap<&'static str, Vec<usize>>,
+    /// `module.name` and `module.alias` → entry.
+    qualified: HashMap<String, usize>,
+    /// Wire names → entry.
+    wire: HashMap<&'static str, usize>,
 }
 
 impl fmt::Debug for Registry {
@@ -146,7 +150,9 @@ impl Registry {
         }
         problems.extend(code_first_problems(modules, code_first));
         let mut entries = Vec::new();
-        let mut index = HashMap::new();
+        let mut index: HashMap<&'static str, Vec<usize>> = HashMap::new();
+        let mut qualified = HashMap::new();
+        let mut wire = HashMap::new();
         for (module_index, module) in modules.iter().enumerate() {
             for spec in module.specs {
                 let Some(reg) = by_key.get(&(spec.module, spec.name)) else {
@@ -175,15 +181,20 @@ impl Registry {
                 };
                 let at = entries.len();
                 for name in std::iter::once(spec.name).chain(spec.aliases.iter().copied()) {
-                    if index.insert(name, at).is_some() {
-                        problems.push(format!("`{name}` names two capabilities"));
+                    if qualified.insert(format!("{}.{name}", spec.module), at).is_some() {
+                        problems.push(format!("`{name}` names two capabilities of module `{}`", spec.module));
                     }
+                    index.entry(name).or_default().push(at);
+                }
+                if let Some(other) = wire.insert(spec.wire_name, at) {
+                    let other: &Entry = &entries[other];
+                    problems.push(format!("`{}.{}` and `{}` have one wire name, `{}`", spec.module, spec.name, other.qualified, spec.wire_name));
                 }
                 entries.push(Entry { spec, call: reg.call, validator, qualified: format!("{}.{}", spec.module, spec.name), module: module_index });
             }
         }
         if problems.is_empty() {
-            Ok(Arc::new(Registry { modules: modules.to_vec(), entries, index }))
+            Ok(Arc::new(Registry { modules: modules.to_vec(), entries, index, qualified, wire }))
         } else {
             Err(RegistryError { problems })
         }
@@ -299,14 +310,38 @@ impl Mounted {
             .collect()
     }
 
-    /// The spec a name or alias resolves to, when its module is mounted.
+    /// The spec a name resolves to among the mounted modules: `module.name`
+    /// (or `module.alias`), the wire name, or a bare name or alias that
+    /// exactly one mounted module has. `None` when unknown or ambiguous;
+    /// [`Mounted::invoke`] says which.
     pub fn lookup(&self, name: &str) -> Option<&'static Spec> {
-        self.entry(name).map(|e| e.spec)
+        self.entry(name).ok().map(|e| e.spec)
     }
 
-    fn entry(&self, name: &str) -> Option<&Entry> {
-        let entry = &self.registry.entries[*self.registry.index.get(name)?];
-        self.mounted[entry.module].then_some(entry)
+    fn entry(&self, name: &str) -> Result<&Entry, CallError> {
+        let registry = &self.registry;
+        let mounted = |i: &usize| self.mounted[registry.entries[*i].module];
+        let found = registry.qualified.get(name).filter(|i| mounted(i)).or_else(|| registry.wire.get(name).filter(|i| mounted(i)));
+        if let Some(i) = found {
+            return Ok(&registry.entries[*i]);
+        }
+        let candidates: Vec<usize> = registry.index.get(name).map(|v| v.iter().copied().filter(|i| mounted(i)).collect()).unwrap_or_default();
+        match candidates.as_slice() {
+            [one] => Ok(&registry.entries[*one]),
+            [] => Err(CallError {
+                code: ErrorCode::UnknownCapability,
+                message: format!("no capability `{name}` is mounted (mounted modules: {})", self.module_names().join(", ")),
+                capability: name.to_string(),
+            }),
+            many => {
+                let list = many.iter().map(|i| format!("`{}`", registry.entries[*i].qualified)).collect::<Vec<_>>().join(", ");
+                Err(CallError {
+                    code: ErrorCode::AmbiguousCapability,
+                    message: format!("`{name}` is a capability of more than one mounted module: {list}; call it by its qualified name"),
+                    capability: name.to_string(),
+                })
+            }
+        }
     }
 
     /// Call a capability by name or alias: the one ladder. Every outcome is
@@ -327,14 +362,9 @@ impl Mounted {
 
     async fn ladder<'a>(&'a self, run: &Run, name: &'a str, args: Value, waited: &mut Duration) -> (&'a str, Option<GateDecision>, Result<Value, CallError>) {
         // 1. lookup
-        let Some(entry) = self.entry(name) else {
-            let mounted = self.module_names().join(", ");
-            let err = CallError {
-                code: ErrorCode::UnknownCapability,
-                message: format!("no capability `{name}` is mounted (mounted modules: {mounted})"),
-                capability: name.to_string(),
-            };
-            return (name, None, Err(err));
+        let entry = match self.entry(name) {
+            Ok(entry) => entry,
+            Err(err) => return (name, None, Err(err)),
         };
         let refuse = |code: ErrorCode, message: String| CallError { code, message, capability: entry.qualified.clone() };
         if !run.take_call() {
@@ -392,7 +422,7 @@ impl Mounted {
         (entry.qualified.as_str(), Some(decision), result)
     }
 
-    /// Coerce and validate; the message of a refusal names the capability,
+    /// Coerce, apply defaults and validate; the message of a refusal names the capability,
     /// what is wrong, and what was passed.
     fn arguments(&self, entry: &Entry, args: Value) -> Result<Value, String> {
         // What was passed is described only when a refusal may need it (the
@@ -406,7 +436,8 @@ impl Mounted {
             let plural = if missing.len() == 1 { "argument" } else { "arguments" };
             return Err(format!("`{}` is missing required {plural} {names}; {passed}", entry.qualified));
         }
-        let value = Value::Object(map);
+        let mut value = Value::Object(map);
+        entry.validator.apply_defaults(&mut value);
         let violations = entry.validator.validate(&value);
         if violations.is_empty() {
             Ok(value)

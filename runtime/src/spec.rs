@@ -44,6 +44,14 @@ pub struct Spec {
     pub module: &'static str,
     /// The capability name, unique in its module.
     pub name: &'static str,
+    /// The one name it has on flat surfaces (MCP tools, provider tool
+    /// lists): the bare name when no other module of the project uses it,
+    /// else `<module>__<name>`.
+    pub wire_name: &'static str,
+    /// A short human title (the MCP `title`), when the spec gives one.
+    pub title: Option<&'static str>,
+    /// The MCP tool annotations: the category's, refined by the spec's `hints`.
+    pub annotations: Annotations,
     /// The safety category; there is no default.
     pub category: Category,
     /// The full description from the spec.
@@ -65,6 +73,19 @@ pub struct Spec {
     pub deprecated: Option<&'static str>,
     /// Hash of description, schemas and category: changes when the contract does.
     pub fingerprint: &'static str,
+}
+
+/// The four MCP tool annotations of a capability, all explicit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Annotations {
+    /// `readOnlyHint`: mutates nothing.
+    pub read_only: bool,
+    /// `destructiveHint`: may destroy or overwrite data.
+    pub destructive: bool,
+    /// `idempotentHint`: repeating a call with the same arguments has no further effect.
+    pub idempotent: bool,
+    /// `openWorldHint`: reaches entities outside the host.
+    pub open_world: bool,
 }
 
 /// One module of capabilities as generated into a host's bindings

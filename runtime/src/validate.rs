@@ -98,6 +98,8 @@ struct Node {
     one_of: Vec<Node>,
     any_of: Vec<Node>,
     reference: Option<usize>,
+    /// `default`: the value an omitted property takes.
+    default: Option<Value>,
 }
 
 /// A compiled input schema.
@@ -136,6 +138,52 @@ impl Validator {
         self.check(&self.root, value, &mut String::new(), &mut out);
         out.truncate(MAX_VIOLATIONS);
         out
+    }
+
+    /// Fill every omitted property that has a `default` with exactly that
+    /// value, in objects the arguments hold (nested ones included, through
+    /// `items` and `$ref`; not inside `oneOf`/`anyOf`, where which branch
+    /// applies is not known). Runs before validation, so the impl, the
+    /// receipt and the guest see one value.
+    pub fn apply_defaults(&self, value: &mut Value) {
+        self.fill(&self.root, value, 0);
+    }
+
+    fn fill(&self, node: &Node, value: &mut Value, depth: usize) {
+        // Recursive `$defs` cannot loop forever: the walk follows the value,
+        // which is finite, and a depth bound guards empty cycles.
+        if depth > 64 {
+            return;
+        }
+        if let Some(r) = node.reference {
+            return self.fill(&self.defs[r], value, depth + 1);
+        }
+        match value {
+            Value::Object(map) => {
+                for (key, prop) in &node.properties {
+                    match map.get_mut(key) {
+                        Some(v) => self.fill(prop, v, depth + 1),
+                        None => {
+                            if let Some(d) = self.default_of(prop) {
+                                map.insert(key.clone(), d.clone());
+                            }
+                        }
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let Some(item) = &node.items {
+                    for v in items {
+                        self.fill(item, v, depth + 1);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn default_of<'a>(&'a self, node: &'a Node) -> Option<&'a Value> {
+        node.default.as_ref().or_else(|| node.reference.and_then(|r| self.defs[r].default.as_ref()))
     }
 
     /// Top-level property names, in schema order.
@@ -304,6 +352,7 @@ fn compile(schema: &Value, def_names: &[String]) -> Result<Node, SchemaError> {
     }
     node.enum_values = map.get("enum").and_then(Value::as_array).cloned();
     node.const_value = map.get("const").cloned();
+    node.default = map.get("default").cloned();
     if let Some(props) = map.get("properties").and_then(Value::as_object) {
         for (k, v) in props {
             node.properties.push((k.clone(), compile(v, def_names)?));

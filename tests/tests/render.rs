@@ -72,7 +72,14 @@ fn subset_bindings_cover_every_keyword() {
     assert_eq!(serde_json::to_value(&args).unwrap(), json);
     let minimal = serde_json::json!({ "s": "a", "obj": {"inner": {}} });
     let args: everything::Args = serde_json::from_value(minimal.clone()).unwrap();
-    assert_eq!(serde_json::to_value(&args).unwrap(), minimal, "optional fields stay absent");
+    // Optional fields without a default stay absent; those with one are
+    // plain fields holding exactly the spec's value (`b: true`, `e: a`).
+    assert_eq!((args.b, args.e), (true, everything::E::A));
+    assert_eq!(
+        serde_json::to_value(&args).unwrap(),
+        serde_json::json!({ "s": "a", "obj": {"inner": {}}, "b": true, "e": "a" }),
+        "optional fields without a default stay absent"
+    );
     // A nullable optional field accepts null (and reads it as absent).
     let with_null = serde_json::json!({ "s": "a", "obj": {"inner": {}}, "i": null });
     assert!(serde_json::from_value::<everything::Args>(with_null).unwrap().i.is_none());

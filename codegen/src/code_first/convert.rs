@@ -65,15 +65,19 @@ pub(crate) fn convert(root: &Path, mut specs: Vec<Exported>) -> Resolved {
     specs.sort_by(|a, b| (&a.module, &a.name, &a.rust_type, &a.package).cmp(&(&b.module, &b.name, &b.rust_type, &b.package)));
     for spec in &specs {
         let pos = Pos { line: spec.line, column: spec.column };
-        let node = Node {
-            value: yaml::Value::Map(vec![
-                entry("name", Value::String(spec.name.clone()), pos),
-                entry("category", Value::String(spec.category.clone()), pos),
-                entry("description", Value::String(spec.description.clone()), pos),
-                entry("input", spec.input_schema.clone(), pos),
-            ]),
-            pos,
-        };
+        let mut entries = vec![
+            entry("name", Value::String(spec.name.clone()), pos),
+            entry("category", Value::String(spec.category.clone()), pos),
+            entry("description", Value::String(spec.description.clone()), pos),
+            entry("input", spec.input_schema.clone(), pos),
+        ];
+        if let Some(title) = &spec.title {
+            entries.push(entry("title", Value::String(title.clone()), pos));
+        }
+        if !spec.hints.is_empty() {
+            entries.push(entry("hints", spec.hints.iter().map(|(k, v)| (k.clone(), Value::Bool(*v))).collect::<serde_json::Map<_, _>>().into(), pos));
+        }
+        let node = Node { value: yaml::Value::Map(entries), pos };
         out.entries.push(CodeFirstEntry {
             module: spec.module.clone(),
             node,

@@ -27,6 +27,12 @@ pub struct Exported {
     pub category: String,
     /// The description.
     pub description: String,
+    /// The optional short human title (`title = "…"` in the derive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The optional MCP hint refinements (`hints(destructive = false, …)`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub hints: std::collections::BTreeMap<String, bool>,
     /// The args struct's path (`crate_name::module::Type`).
     pub rust_type: String,
     /// Relative to the project root once exported (the derive's `file!()`).

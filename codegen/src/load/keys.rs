@@ -14,6 +14,9 @@ pub(crate) const CAPABILITY_KEYS: &[&str] = &[
     "deferred",
     "aliases",
     "deprecated",
+    "title",
+    "hints",
+    "direct",
 ];
 /// The supported JSON Schema keywords (the README lists the subset).
 pub(crate) const SCHEMA_KEYWORDS: &[&str] = &[

@@ -15,7 +15,7 @@ mod schema;
 use std::path::Path;
 
 use crate::finding::Finding;
-use crate::model::{CodeOrigin, SpecSet};
+use crate::model::{CodeOrigin, MAX_WIRE_NAME, ModuleSpec, SpecSet, assign_wire_names};
 use crate::rules as rule;
 use crate::source::Sources;
 use crate::yaml::{Node, Pos};
@@ -122,8 +122,41 @@ pub(crate) fn load_files_with(files: Vec<SpecFile>, code_first: Vec<CodeFirstEnt
     for module in &mut loaded.set.modules {
         module.capabilities.sort_by(|a, b| a.name.cmp(&b.name));
     }
+    wire_names(&mut loaded);
     Finding::sort(&mut loaded.findings);
     loaded
+}
+
+/// Give every capability its wire name; one over [`MAX_WIRE_NAME`]
+/// characters, or two equal ones, is a finding at each capability.
+fn wire_names(loaded: &mut Loaded) {
+    assign_wire_names(&mut loaded.set.modules);
+    let mut seen: std::collections::BTreeMap<&str, Vec<(&ModuleSpec, &crate::model::CapabilitySpec)>> = Default::default();
+    for (m, c) in loaded.set.capabilities() {
+        seen.entry(&c.wire_name).or_default().push((m, c));
+        if c.wire_name.len() > MAX_WIRE_NAME {
+            loaded.findings.push(Finding::error(
+                rule::SPEC_INVALID_NAME,
+                c.file(m),
+                c.pos,
+                format!(
+                    "the wire name of `{}.{}` is `{}`, {} characters; flat tool surfaces accept at most {MAX_WIRE_NAME} (shorten the module or capability name)",
+                    m.name,
+                    c.name,
+                    c.wire_name,
+                    c.wire_name.len()
+                ),
+            ));
+        }
+    }
+    // Two capabilities of one qualified name are already a duplicate.
+    let distinct = |u: &Vec<(&ModuleSpec, &crate::model::CapabilitySpec)>| u.iter().map(|(m, c)| (&m.name, &c.name)).collect::<std::collections::BTreeSet<_>>().len();
+    for (wire, uses) in seen.into_iter().filter(|(_, u)| distinct(u) > 1) {
+        let all = uses.iter().map(|(m, c)| format!("`{}.{}`", m.name, c.name)).collect::<Vec<_>>().join(", ");
+        for (m, c) in &uses {
+            loaded.findings.push(Finding::error(rule::SPEC_DUPLICATE_NAME, c.file(m), c.pos, format!("wire name `{wire}` is shared by {all}; wire names must be unique")));
+        }
+    }
 }
 
 /// Read and load the specs directory of a project, with code-first specs

@@ -3,10 +3,10 @@
 //! declaration adds to the [`NameTable`].
 
 use crate::finding::Finding;
-use crate::model::{CapabilitySpec, Category, JsonType, ModuleSpec, Schema};
+use crate::model::{Annotations, CapabilitySpec, Category, Hints, JsonType, ModuleSpec, Schema};
 use crate::rules as rule;
 use crate::yaml::{self, Key, Node, Pos, Value};
-use capspec_names::{did_you_mean, name_problem};
+use capspec_names::{alias_problem, did_you_mean, name_problem};
 
 use super::names::{NameTable, NameUse};
 use super::read::{self, SpecFile};
@@ -193,7 +193,7 @@ impl Decoder<'_> {
                 self.error(rule::SPEC_INVALID_NAME, name_node.pos, format!("invalid capability name: {problem}"));
                 valid = false;
             } else {
-                self.names.capabilities.entry(n.clone()).or_default().push(NameUse {
+                self.names.capabilities.entry((module.to_string(), n.clone())).or_default().push(NameUse {
                     file: self.file.to_string(),
                     pos: name_node.pos,
                     what: format!("{}capability `{module}.{n}`", if self.code_first { "code-first " } else { "" }),
@@ -279,13 +279,7 @@ impl Decoder<'_> {
         };
         let deferred = match get(entries, "deferred") {
             None => false,
-            Some(n) => match n.value {
-                Value::Bool(b) => b,
-                ref other => {
-                    self.error(rule::SPEC_INVALID_VALUE, n.pos, format!("`deferred` must be true or false, found {}", other.kind()));
-                    false
-                }
-            },
+            Some(n) => self.flag(n, "deferred"),
         };
         let deprecated = match get(entries, "deprecated") {
             None => None,
@@ -297,11 +291,11 @@ impl Decoder<'_> {
                 Value::Seq(items) => {
                     for item in items {
                         let Some(alias) = self.string(item, "an alias") else { continue };
-                        if let Some(problem) = name_problem(&alias) {
+                        if let Some(problem) = alias_problem(&alias) {
                             self.error(rule::SPEC_INVALID_NAME, item.pos, format!("invalid alias: {problem}"));
                             continue;
                         }
-                        self.names.capabilities.entry(alias.clone()).or_default().push(NameUse {
+                        self.names.capabilities.entry((module.to_string(), alias.clone())).or_default().push(NameUse {
                             file: self.file.to_string(),
                             pos: item.pos,
                             what: format!("alias of `{module}.{}`", name.as_deref().unwrap_or("?")),
@@ -312,10 +306,26 @@ impl Decoder<'_> {
                 other => self.error(rule::SPEC_INVALID_VALUE, n.pos, format!("`aliases` must be a list of names, found {}", other.kind())),
             }
         }
+        let title = match get(entries, "title") {
+            None => None,
+            Some(n) => self.string(n, "`title`"),
+        };
+        let direct = match get(entries, "direct") {
+            None => false,
+            Some(n) => self.flag(n, "direct"),
+        };
+        let hints = match (get(entries, "hints"), category) {
+            (Some(n), Some(category)) => self.hints(n, category, &owner),
+            _ => Hints::default(),
+        };
         if !valid {
             return None;
         }
         Some(CapabilitySpec {
+            wire_name: String::new(),
+            title,
+            hints,
+            direct,
             name: name?,
             category: category?,
             description: description?,
@@ -328,6 +338,51 @@ impl Decoder<'_> {
             pos: name_node.map_or(node.pos, |n| n.pos),
             code_first: None,
         })
+    }
+
+    fn flag(&mut self, node: &Node, key: &str) -> bool {
+        match node.value {
+            Value::Bool(b) => b,
+            ref other => {
+                self.error(rule::SPEC_INVALID_VALUE, node.pos, format!("`{key}` must be true or false, found {}", other.kind()));
+                false
+            }
+        }
+    }
+
+    /// `hints: { destructive, idempotent, open_world }`, each only where the
+    /// category leaves it open (DESIGN §4's table).
+    fn hints(&mut self, node: &Node, category: Category, owner: &str) -> Hints {
+        let mut hints = Hints::default();
+        let Some(entries) = self.mapping(node, "`hints`") else { return hints };
+        self.unknown_keys(entries, &Hints::KEYS, "`hints`");
+        let defaults = Annotations::of(category);
+        for (key, value) in entries {
+            let (slot, default) = match key.name.as_str() {
+                "destructive" => (&mut hints.destructive, defaults.destructive),
+                "idempotent" => (&mut hints.idempotent, defaults.idempotent),
+                "open_world" => (&mut hints.open_world, defaults.open_world),
+                _ => continue,
+            };
+            let Value::Bool(b) = value.value else {
+                self.error(rule::SPEC_INVALID_VALUE, value.pos, format!("`hints.{}` must be true or false, found {}", key.name, value.value.kind()));
+                continue;
+            };
+            if b != default && !Hints::allowed(category).contains(&(key.name.as_str(), b)) {
+                let allowed = Hints::allowed(category).iter().map(|(k, v)| format!("`{k}: {v}`")).collect::<Vec<_>>().join(", ");
+                self.error(
+                    rule::SPEC_INVALID_VALUE,
+                    value.pos,
+                    format!("`hints.{}: {b}` contradicts the category of {owner}: category `{category}` allows only {allowed}", key.name),
+                );
+                continue;
+            }
+            // A value equal to the category's default changes nothing.
+            if b != default {
+                *slot = Some(b);
+            }
+        }
+        hints
     }
 
     /// `{placeholder}`s in a user message must name input properties.

@@ -13,7 +13,8 @@ use crate::yaml::Pos;
 #[derive(Default)]
 pub(super) struct NameTable {
     pub(super) modules: HashMap<String, Vec<(String, Pos)>>,
-    pub(super) capabilities: HashMap<String, Vec<NameUse>>,
+    /// (module, name or alias) → where it is declared.
+    pub(super) capabilities: HashMap<(String, String), Vec<NameUse>>,
     /// Modules written with `capabilities: []`: (module, file, position).
     pub(super) empty_modules: Vec<(String, String, Pos)>,
 }
@@ -56,7 +57,7 @@ impl NameTable {
                 ));
             }
         }
-        for (name, uses) in self.capabilities {
+        for ((module, name), uses) in self.capabilities {
             if uses.len() < 2 {
                 continue;
             }
@@ -73,7 +74,7 @@ impl NameTable {
                     &u.file,
                     u.pos,
                     format!(
-                        "`{name}` ({}) is also used by {others}; capability names and aliases must be unique across all modules",
+                        "`{name}` ({}) is also used by {others}; capability names and aliases must be unique within module `{module}`",
                         u.what
                     ),
                 ));

@@ -89,9 +89,10 @@ pub fn fingerprint(text: &str) -> String {
 }
 
 /// The contract fingerprint of a capability: category, description, input
-/// and output schemas.
+/// and output schemas, and hints when it has any (so a spec without hints
+/// keeps the fingerprint it had before hints existed).
 pub fn contract_fingerprint(module: &ModuleSpec, cap: &CapabilitySpec) -> String {
-    let canonical = serde_json::json!({
+    let mut canonical = serde_json::json!({
         "module": module.name,
         "name": cap.name,
         "category": cap.category.as_str(),
@@ -99,6 +100,10 @@ pub fn contract_fingerprint(module: &ModuleSpec, cap: &CapabilitySpec) -> String
         "input": input_schema_json(cap),
         "output": cap.output.as_ref().map(|s| s.to_json()),
     });
+    let hints = cap.hints.set();
+    if !hints.is_empty() {
+        canonical["hints"] = hints.into_iter().map(|(k, v)| (k.to_string(), serde_json::Value::Bool(v))).collect::<serde_json::Map<_, _>>().into();
+    }
     fingerprint(&canonical.to_string())
 }
 

@@ -27,7 +27,8 @@ struct SpecFile {
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
 struct Capability {
-    /// Unique across all modules, aliases included.
+    /// Unique within its module, aliases included; the same name in two
+    /// modules is legal (identity is `module.name`).
     #[schemars(regex(pattern = r"^[a-z][a-z0-9_]{0,63}$"))]
     name: String,
     /// The safety category. Required; there is no default.
@@ -44,9 +45,34 @@ struct Capability {
     /// `true`: listed by name only in the prompt catalog.
     deferred: Option<bool>,
     /// Hidden compatibility names: resolve at invoke, never shown in catalogs.
-    aliases: Option<Vec<String>>,
+    aliases: Option<Vec<Alias>>,
     /// Why it is deprecated and what to use instead; still callable.
     deprecated: Option<String>,
+    /// A short human title (the MCP `title`).
+    title: Option<String>,
+    /// Refines the category's MCP hints, only where the category leaves them
+    /// open: read → `open_world: true`; write → `destructive: false`,
+    /// `idempotent: true`, `open_world: true`; execute → `idempotent: true`,
+    /// `open_world: false`; external → `destructive: false`, `idempotent: true`.
+    hints: Option<Hints>,
+    /// `true`: also a direct tool on the MCP code surface.
+    direct: Option<bool>,
+}
+
+/// A name a client has called: `listWorkflows`, `File`, `get-annotated-message`.
+#[derive(JsonSchema)]
+struct Alias(#[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$"))] String);
+
+/// MCP hint refinements.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+struct Hints {
+    /// May destroy or overwrite data (`destructiveHint`).
+    destructive: Option<bool>,
+    /// Repeating a call with the same arguments has no further effect (`idempotentHint`).
+    idempotent: Option<bool>,
+    /// Reaches entities outside the host (`openWorldHint`).
+    open_world: Option<bool>,
 }
 
 /// The safety category of a capability.

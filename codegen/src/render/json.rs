@@ -4,40 +4,42 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::{Category, SpecSet};
+use crate::model::{Annotations, META_CATEGORY, SpecSet};
 use super::artifact::{MARKER, Targets, contract_fingerprint, input_schema_json, marker_line};
 
-/// MCP tool annotations derived from the category, always explicit.
+/// MCP tool annotations: all four hints, always explicit (DESIGN §4).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Annotations {
+struct McpAnnotations {
     read_only_hint: bool,
     destructive_hint: bool,
+    idempotent_hint: bool,
     open_world_hint: bool,
 }
 
-pub fn annotations(category: Category) -> Annotations {
-    let (read_only_hint, destructive_hint, open_world_hint) = match category {
-        Category::Read => (true, false, false),
-        Category::Write => (false, false, false),
-        Category::Execute => (false, true, false),
-        Category::External => (false, true, true),
-    };
-    Annotations { read_only_hint, destructive_hint, open_world_hint }
+impl From<Annotations> for McpAnnotations {
+    fn from(a: Annotations) -> McpAnnotations {
+        McpAnnotations { read_only_hint: a.read_only, destructive_hint: a.destructive, idempotent_hint: a.idempotent, open_world_hint: a.open_world }
+    }
 }
 
 #[derive(Serialize)]
 struct CapabilityEntry<'a> {
     name: &'a str,
+    wire_name: &'a str,
     module: &'a str,
     category: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<&'a str>,
     description: String,
     input_schema: Value,
     output_schema: Option<Value>,
     deferred: bool,
     deprecated: Option<&'a str>,
     fingerprint: String,
-    annotations: Annotations,
+    annotations: McpAnnotations,
+    #[serde(rename = "_meta")]
+    meta: std::collections::BTreeMap<&'static str, &'static str>,
 }
 
 #[derive(Serialize)]
@@ -65,15 +67,18 @@ pub fn capabilities(set: &SpecSet, targets: &Targets) -> String {
             .iter()
             .map(|cap| CapabilityEntry {
                 name: &cap.name,
+                wire_name: &cap.wire_name,
                 module: &module.name,
                 category: cap.category.as_str(),
+                title: cap.title.as_deref(),
                 description: cap.summary(),
                 input_schema: input_schema_json(cap),
                 output_schema: cap.output.as_ref().map(|s| s.to_json()),
                 deferred: cap.deferred,
                 deprecated: cap.deprecated.as_deref(),
                 fingerprint: contract_fingerprint(module, cap),
-                annotations: annotations(cap.category),
+                annotations: cap.hints.annotations(cap.category).into(),
+                meta: [(META_CATEGORY, cap.category.as_str())].into(),
             })
             .collect(),
     });

@@ -258,8 +258,25 @@ impl TypeGen {
             let d = doc(prop.description.as_deref());
             let required = schema.is_required(key);
             let already_optional = ty.to_string().starts_with("Option <");
+            let default = prop.default.as_ref().filter(|v| !v.is_null());
             let field = if required {
                 quote! { #d #rename pub #fid: #ty }
+            } else if let Some(value) = default {
+                // The spec's default, applied structurally: a plain field
+                // filled with exactly that value (`invoke` applies the same
+                // default before validation).
+                let fn_name = unique(format!("default_{}_{fname}", name.to_lowercase()), &mut self.used);
+                let fn_id = ident(&fn_name);
+                let path = lit(&fn_name);
+                let json = lit(&value.to_string());
+                let fn_doc = lit(&format!(" The spec's default of `{key}`: `{value}`."));
+                self.items.push(quote! {
+                    #[doc = #fn_doc]
+                    fn #fn_id() -> #ty {
+                        ::capspec::__private::default_value(#json)
+                    }
+                });
+                quote! { #d #rename #[serde(default = #path)] pub #fid: #ty }
             } else if already_optional {
                 quote! { #d #rename #[serde(default, skip_serializing_if = "Option::is_none")] pub #fid: #ty }
             } else {
@@ -404,6 +421,9 @@ fn capability(module: &ModuleSpec, cap: &CapabilitySpec) -> TokenStream {
     let aliases: Vec<Literal> = cap.aliases.iter().map(|a| lit(a)).collect();
     let deprecated = opt_str(cap.deprecated.as_deref());
     let fingerprint = lit(&contract_fingerprint(module, cap));
+    let wire_name = lit(&cap.wire_name);
+    let title = opt_str(cap.title.as_deref());
+    let crate::model::Annotations { read_only, destructive, idempotent, open_world } = cap.hints.annotations(cap.category);
     let doc_text = lit(&format!(" `{}.{}` ({}): {}", module.name, cap.name, cap.category, cap.summary()));
     let items = types.items;
     quote! {
@@ -415,6 +435,14 @@ fn capability(module: &ModuleSpec, cap: &CapabilitySpec) -> TokenStream {
             pub const SPEC: ::capspec::Spec = ::capspec::Spec {
                 module: #module_name,
                 name: #name,
+                wire_name: #wire_name,
+                title: #title,
+                annotations: ::capspec::Annotations {
+                    read_only: #read_only,
+                    destructive: #destructive,
+                    idempotent: #idempotent,
+                    open_world: #open_world,
+                },
                 category: ::capspec::Category::#category,
                 description: #description,
                 summary: #summary,

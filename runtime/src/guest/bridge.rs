@@ -51,7 +51,8 @@ fn dispatch<'js>(ctx: &Ctx<'js>, state: &Rc<RefCell<State>>, module: Value<'js>,
     }
     let json = ctx.json_stringify(args)?.map(|s| s.to_string()).transpose()?.unwrap_or_else(|| "{}".into());
     let args: serde_json::Value = serde_json::from_str(&json).unwrap_or(serde_json::Value::Null);
-    let spec = state.borrow().mounted.as_ref().and_then(|m| m.lookup(&name));
+    // Qualified: two mounted modules may both have `name`.
+    let spec = state.borrow().mounted.as_ref().and_then(|m| m.lookup(&capability));
     match spec {
         Some(spec) if spec.module == module && spec.name == name => {}
         _ => {
@@ -71,7 +72,7 @@ fn dispatch<'js>(ctx: &Ctx<'js>, state: &Rc<RefCell<State>>, module: Value<'js>,
     let id = s.next_id;
     s.next_id += 1;
     s.pending.insert(id, Persistent::save(ctx, resolve));
-    s.to_start.push(PendingCall { id, name, args });
+    s.to_start.push(PendingCall { id, name: capability, args });
     Ok(promise)
 }
 

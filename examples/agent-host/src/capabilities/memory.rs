@@ -37,7 +37,7 @@ fn session(run: &Run) -> CapResult<&SessionMemory> {
 
 #[capability(spec::remember)]
 async fn remember(run: &Run, args: spec::remember::Args) -> CapResult<()> {
-    match args.scope.unwrap_or(spec::remember::Scope::Project) {
+    match args.scope {
         spec::remember::Scope::Project => {
             let mut facts = load(run)?;
             facts.insert(args.key, args.value);
@@ -56,7 +56,7 @@ async fn recall(run: &Run, args: spec::recall::Args) -> CapResult<spec::recall::
     if let Some(s) = run.get::<SessionMemory>() {
         all.extend(s.0.lock().unwrap_or_else(|e| e.into_inner()).clone());
     }
-    let prefix = args.prefix.unwrap_or(false);
+    let prefix = args.prefix;
     let facts = all.into_iter().filter(|(k, _)| if prefix { k.starts_with(&args.key) } else { *k == args.key }).collect();
     Ok(spec::recall::Output { facts })
 }

@@ -55,7 +55,7 @@ async fn list_notes(run: &Run, args: spec::list_notes::Args) -> CapResult<spec::
     let mut notes = all(run)?;
     notes.retain(|n| args.tag.as_ref().is_none_or(|t| n.tags.contains(t)));
     notes.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| b.id.cmp(&a.id)));
-    notes.truncate(args.limit.unwrap_or(50).max(1) as usize);
+    notes.truncate(args.limit.max(1) as usize);
     let notes = notes
         .into_iter()
         .map(|n| spec::list_notes::NoteSummary { id: n.id, title: n.title, tags: n.tags, updated: n.updated })
@@ -73,7 +73,7 @@ async fn read_note(run: &Run, args: spec::read_note::Args) -> CapResult<spec::re
 async fn create_note(run: &Run, args: spec::create_note::Args) -> CapResult<spec::create_note::Output> {
     let existing = all(run)?;
     let next = existing.iter().filter_map(|n| n.id.strip_prefix("note-")?.parse::<u64>().ok()).max().unwrap_or(0) + 1;
-    let note = Stored { id: format!("note-{next}"), title: args.title, body: args.body, tags: args.tags.unwrap_or_default(), updated: super::now() };
+    let note = Stored { id: format!("note-{next}"), title: args.title, body: args.body, tags: args.tags, updated: super::now() };
     save(run, &note)?;
     Ok(spec::create_note::Output { id: note.id })
 }

@@ -105,7 +105,7 @@ async fn update_step(run: &Run, args: spec::update_step::Args) -> CapResult<()> 
 async fn run_plan(run: &Run, args: spec::run_plan::Args) -> CapResult<spec::run_plan::Output> {
     let mounted = run.get::<Mounted>().ok_or_else(|| CapError::new("this run has no mounted session to run plan steps with"))?.clone();
     let mut plan = load(run, &args.plan_id)?;
-    let stop_on_failure = args.stop_on_failure.unwrap_or(true);
+    let stop_on_failure = args.stop_on_failure;
     let (mut completed, mut failed) = (0, 0);
     loop {
         let ready = plan.steps.iter().position(|s| {

@@ -27,9 +27,9 @@ fn read_all(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec
 #[capability(spec::run_command)]
 async fn run_command(run: &Run, args: spec::run_command::Args) -> CapResult<spec::run_command::Output> {
     let ws = Workspace::of(run)?;
-    let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(30_000).max(1) as u64);
+    let timeout = Duration::from_millis(args.timeout_ms.max(1) as u64);
     let mut child = Command::new(&args.program)
-        .args(args.args.unwrap_or_default())
+        .args(args.args)
         .envs(args.env.unwrap_or_default())
         .current_dir(ws.root())
         .stdin(if args.stdin.is_some() { Stdio::piped() } else { Stdio::null() })

@@ -51,8 +51,8 @@ async fn fetch_url(_run: &Run, args: spec::fetch_url::Args) -> CapResult<spec::f
     let (status, headers, body, truncated) = get(
         &args.url,
         &args.headers.unwrap_or_default(),
-        args.max_bytes.unwrap_or(1_048_576).max(1) as usize,
-        args.timeout_ms.unwrap_or(15_000),
+        args.max_bytes.max(1) as usize,
+        args.timeout_ms,
     )?;
     Ok(spec::fetch_url::Response { status: i64::from(status), headers, body: String::from_utf8_lossy(&body).into_owned(), truncated })
 }
@@ -71,7 +71,7 @@ async fn extract_links(_run: &Run, args: spec::extract_links::Args) -> CapResult
             href: c[1].to_string(),
             text: tags.replace_all(&c[2], "").split_whitespace().collect::<Vec<_>>().join(" "),
         })
-        .filter(|l| !args.same_host_only.unwrap_or(false) || host(&l.href).is_none() || host(&l.href) == own_host)
+        .filter(|l| !args.same_host_only || host(&l.href).is_none() || host(&l.href) == own_host)
         .collect();
     Ok(spec::extract_links::Output { links })
 }
@@ -80,7 +80,7 @@ async fn extract_links(_run: &Run, args: spec::extract_links::Args) -> CapResult
 async fn download_file(run: &Run, args: spec::download_file::Args) -> CapResult<spec::download_file::Output> {
     let ws = Workspace::of(run)?;
     let path = ws.resolve(&args.path)?;
-    if path.exists() && !args.overwrite.unwrap_or(false) {
+    if path.exists() && !args.overwrite {
         return Err(CapError::new(format!("`{}` exists; pass overwrite: true to replace it", args.path)));
     }
     let (status, _, body, truncated) = get(&args.url, &BTreeMap::new(), 100 * 1024 * 1024, 60_000)?;
@@ -100,7 +100,7 @@ async fn download_file(run: &Run, args: spec::download_file::Args) -> CapResult<
 #[capability(spec::post_webhook)]
 async fn post_webhook(_run: &Run, args: spec::post_webhook::Args) -> CapResult<spec::post_webhook::Output> {
     use spec::post_webhook::ContentType;
-    let (content_type, body) = match args.content_type.unwrap_or(ContentType::ApplicationJson) {
+    let (content_type, body) = match args.content_type {
         ContentType::ApplicationJson => ("application/json", serde_json::to_vec(&args.payload)?),
         ContentType::ApplicationXWwwFormUrlencoded => {
             let map = args.payload.as_object().ok_or_else(|| CapError::new("a form payload must be an object of strings"))?;

@@ -13,7 +13,7 @@ async fn read_file(run: &Run, args: spec::read_file::Args) -> CapResult<spec::re
     let ws = Workspace::of(run)?;
     let text = std::fs::read_to_string(ws.resolve(&args.path)?).map_err(|e| CapError::new(format!("cannot read `{}`: {e}", args.path)))?;
     let lines: Vec<&str> = text.lines().collect();
-    let offset = args.offset.unwrap_or(0).max(0) as usize;
+    let offset = args.offset.max(0) as usize;
     let limit = args.limit.map(|l| l.max(1) as usize).unwrap_or(usize::MAX);
     let end = offset.saturating_add(limit).min(lines.len());
     let start = offset.min(lines.len());
@@ -27,10 +27,10 @@ async fn read_file(run: &Run, args: spec::read_file::Args) -> CapResult<spec::re
 #[capability(spec::list_files)]
 async fn list_files(run: &Run, args: spec::list_files::Args) -> CapResult<spec::list_files::Output> {
     let ws = Workspace::of(run)?;
-    let dir = ws.resolve(args.path.as_deref().unwrap_or("."))?;
-    let kind = args.kind.unwrap_or(spec::list_files::Kind::Any);
+    let dir = ws.resolve(&args.path)?;
+    let kind = args.kind;
     let mut entries = Vec::new();
-    collect(ws, &dir, args.recursive.unwrap_or(false), kind, &mut entries)?;
+    collect(ws, &dir, args.recursive, kind, &mut entries)?;
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(spec::list_files::Output { entries })
 }
@@ -69,13 +69,13 @@ fn collect(ws: &Workspace, dir: &Path, recursive: bool, kind: spec::list_files::
 async fn search_files(run: &Run, args: spec::search_files::Args) -> CapResult<spec::search_files::Output> {
     use spec::list_files::Kind;
     let ws = Workspace::of(run)?;
-    let dir = ws.resolve(args.path.as_deref().unwrap_or("."))?;
+    let dir = ws.resolve(&args.path)?;
     let mut files = Vec::new();
     collect(ws, &dir, true, Kind::File, &mut files)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    let case_sensitive = args.case_sensitive.unwrap_or(false);
+    let case_sensitive = args.case_sensitive;
     let needle = if case_sensitive { args.query.clone() } else { args.query.to_lowercase() };
-    let max = args.max_results.unwrap_or(100).max(1) as usize;
+    let max = args.max_results.max(1) as usize;
     let mut matches = Vec::new();
     'files: for file in files {
         let Ok(text) = std::fs::read_to_string(ws.resolve(&file.path)?) else { continue };
@@ -101,7 +101,7 @@ async fn write_file(run: &Run, args: spec::write_file::Args) -> CapResult<spec::
         std::fs::create_dir_all(parent)?;
     }
     let mut options = std::fs::OpenOptions::new();
-    match args.mode.unwrap_or(Mode::Overwrite) {
+    match args.mode {
         Mode::Overwrite => options.write(true).create(true).truncate(true),
         Mode::Append => options.append(true).create(true),
         Mode::CreateNew => options.write(true).create_new(true),
@@ -118,7 +118,7 @@ async fn move_file(run: &Run, args: spec::move_file::Args) -> CapResult<()> {
     if !from.exists() {
         return Err(CapError::new(format!("`{}` does not exist", args.from)));
     }
-    if to.exists() && !args.overwrite.unwrap_or(false) {
+    if to.exists() && !args.overwrite {
         return Err(CapError::new(format!("`{}` exists; pass overwrite: true to replace it", args.to)));
     }
     if let Some(parent) = to.parent() {
