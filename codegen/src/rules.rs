@@ -33,12 +33,12 @@ rules! {
     SPEC_MISSING_FIELD = "spec/missing-field", false, "a required key is absent";
     SPEC_UNKNOWN_FIELD = "spec/unknown-field", false, "a key the spec format does not define";
     SPEC_UNKNOWN_CATEGORY = "spec/unknown-category", false, "category is not one of read/write/execute/external";
-    SPEC_INVALID_NAME = "spec/invalid-name", false, "bad module or capability name, or a reserved word";
-    SPEC_DUPLICATE_NAME = "spec/duplicate-name", false, "a name or alias used twice (every place is reported)";
+    SPEC_INVALID_NAME = "spec/invalid-name", false, "bad module or capability name, a reserved word, a bad alias, or a wire name over 64 characters";
+    SPEC_DUPLICATE_NAME = "spec/duplicate-name", false, "a module name, a name or alias within one module, or a wire name used twice (every place is reported)";
     SPEC_MODULE_MISMATCH = "spec/module-mismatch", false, "`module:` differs from the file stem";
     SPEC_INVALID_SCHEMA = "spec/invalid-schema", false, "malformed or unsupported JSON Schema (keyword and pointer named)";
     SPEC_USER_MESSAGE = "spec/user-message", false, "a user_message placeholder that names no input property";
-    SPEC_INVALID_VALUE = "spec/invalid-value", false, "a spec key holds the wrong kind of value";
+    SPEC_INVALID_VALUE = "spec/invalid-value", false, "a spec key holds the wrong kind of value, or a hint its category does not allow";
     SPEC_EMPTY = "spec/empty", false, "the specs directory holds no spec file";
     DRIFT_STALE = "drift/stale", false, "a generated file differs from what the specs produce";
     DRIFT_MISSING = "drift/missing", false, "a generated file is absent";

@@ -37,6 +37,10 @@ pub struct CodeFirst {
     pub category: Category,
     /// What it does.
     pub description: &'static str,
+    /// A short human title (the MCP `title`), when given.
+    pub title: Option<&'static str>,
+    /// MCP hint refinements as written: `("idempotent", true)`, ….
+    pub hints: &'static [(&'static str, bool)],
     /// `module_path!()::Type` of the args struct.
     pub rust_type: &'static str,
     /// Where the derive is written.
@@ -62,7 +66,7 @@ pub const EXPORT_DIR_VAR: &str = "CAPSPEC_EXPORT_DIR";
 impl CodeFirst {
     /// The export record of this spec: what `cargo xtask sync` reads.
     pub fn export(&self) -> Value {
-        json!({
+        let mut record = json!({
             "module": self.module,
             "name": self.name,
             "category": self.category,
@@ -72,7 +76,14 @@ impl CodeFirst {
             "line": self.line,
             "column": self.column,
             "input_schema": (self.input_schema)(),
-        })
+        });
+        if let Some(title) = self.title {
+            record["title"] = json!(title);
+        }
+        if !self.hints.is_empty() {
+            record["hints"] = self.hints.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>().into();
+        }
+        record
     }
 
     /// What the hidden export test does: compute the schema (so a schema

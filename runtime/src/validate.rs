@@ -290,7 +290,8 @@ impl Validator {
                             Some(Extra::Schema(s)) => self.check(s, v, pointer, out),
                             Some(Extra::Denied) => {
                                 let known = node.properties.iter().map(|(k, _)| format!("`{k}`")).collect::<Vec<_>>().join(", ");
-                                out.push(Violation { pointer: pointer.clone(), message: format!("unknown property `{key}` (expected one of: {known})") });
+                                let expected = if known.is_empty() { "it takes no properties".to_string() } else { format!("expected one of: {known}") };
+                                out.push(Violation { pointer: pointer.clone(), message: format!("unknown property `{key}` ({expected})") });
                             }
                             Some(Extra::Allowed) | None => {}
                         },

@@ -82,6 +82,7 @@ fn imports_other_than_mounted_facades_are_refused() {
         (r#"import fs from "fs"; export default 1;"#, "only capability modules can be imported"),
         (r#"import { call } from "capspec:bridge"; export default 1;"#, "the bridge is private to the generated facades"),
         (r#"import { dispatch } from "capspec:host"; export default 1;"#, "the bridge is private to the generated facades"),
+        (r#"import { finish } from "capspec:finish"; export default 1;"#, "the bridge is private to the generated facades"),
         (r#"export default async () => (await import("@capspec/host/canary")).default;"#, "dynamic import() is not allowed"),
     ] {
         let outcome = only_canary.run(&auto(), source);
@@ -101,6 +102,35 @@ fn limit(outcome: &capspec::guest::GuestOutcome) -> LimitKind {
     }
 }
 
+/// A limit is what the engine ran into, never what an error says: an action
+/// cannot fake one (a host that retries on limits would be misled).
+#[test]
+fn thrown_text_never_fakes_a_limit() {
+    let g = guest(small());
+    for fake in [
+        r#"throw new Error("out of memory")"#,
+        r#"throw new Error("interrupted")"#,
+        r#"throw new Error("stack overflow")"#,
+        r#"throw new RangeError("Maximum call stack size exceeded")"#,
+        r#"throw new InternalError("out of memory")"#,
+    ] {
+        let outcome = g.run(&auto(), &format!("export default () => {{ {fake}; }};"));
+        assert!(matches!(outcome.error, Some(GuestError::Threw { .. })), "{fake}: {:?}", outcome.error);
+        // Rejected promises and throws in later jobs are read the same way.
+        let outcome = g.run(&auto(), &format!("export default async () => {{ await null; {fake}; }};"));
+        assert!(matches!(outcome.error, Some(GuestError::Threw { .. })), "{fake} (async): {:?}", outcome.error);
+    }
+    // A real limit caught by the action is still the limit it was.
+    let outcome = g.run(&auto(), "export default () => { try { const a = []; while (true) a.push(new Array(100000).fill(1)); } catch (e) { throw new Error(\"fine\"); } };");
+    assert_eq!(limit(&outcome), LimitKind::Memory);
+}
+
+#[test]
+fn the_host_leaves_nothing_on_global_this() {
+    let outcome = guest(small()).run(&auto(), r#"export default () => Object.getOwnPropertyNames(globalThis).filter(n => n.startsWith("__capspec") || n === "finish");"#);
+    assert_eq!(outcome.result, Some(json!([])));
+}
+
 #[test]
 fn each_limit_ends_the_run_with_its_name() {
     let g = guest(small());
@@ -113,6 +143,12 @@ fn each_limit_ends_the_run_with_its_name() {
     assert_eq!(limit(&outcome), LimitKind::Memory);
     let outcome = g.run(&auto(), "function f(n) { return f(n + 1) + 1; } export default () => f(0);");
     assert_eq!(limit(&outcome), LimitKind::Stack);
+    // With the default (and the largest) stack, too: the guard band scales.
+    for stack_bytes in [GuestLimits::DEFAULT.stack_bytes, GuestLimits::CEILING.stack_bytes] {
+        let deep = guest(GuestLimits { stack_bytes, ..small() });
+        let outcome = deep.run(&auto(), "function f(n) { return f(n + 1) + 1; } export default () => f(0);");
+        assert_eq!(limit(&outcome), LimitKind::Stack, "{stack_bytes}");
+    }
     let outcome = g.run(&auto(), r#"import c from "@capspec/host/canary"; export default async () => { for (let i = 0; i < 10; i++) await c.peek({ note_id: "x" }); };"#);
     assert_eq!(limit(&outcome), LimitKind::Calls);
     let outcome = g.run(&auto(), r#"export default () => { for (let i = 0; i < 100; i++) console.log("x".repeat(100)); };"#);

@@ -3,7 +3,7 @@
 //! is deterministic and independent of file order, every generated Rust file
 //! parses, facades export exactly the capability names, and no catalog or
 //! facade ever shows an alias; a code-first spec renders like the same YAML
-//! spec.
+//! spec; an MCP export imports back to the same category and hints.
 
 use capspec_codegen::import;
 use capspec_codegen::load::{self, SpecFile};
@@ -241,5 +241,87 @@ proptest! {
         prop_assert!(code.findings.is_empty(), "{:?}", code.findings);
         let not_rust = |set| render::render_all(set, &targets()).into_iter().filter(|a| !a.path.ends_with(".rs")).collect::<Vec<_>>();
         prop_assert_eq!(not_rust(&yaml.set), not_rust(&code.set));
+    }
+}
+
+/// A capability spec with any category and any hints that category allows.
+fn classified() -> impl Strategy<Value = (capspec_codegen::model::Category, Vec<(&'static str, bool)>, bool)> {
+    use capspec_codegen::model::{Category, Hints};
+    (0..4usize, any::<u8>(), any::<bool>()).prop_map(|(c, mask, titled)| {
+        let category = Category::ALL[c];
+        let hints = Hints::allowed(category).iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, h)| *h).collect();
+        (category, hints, titled)
+    })
+}
+
+/// How tight a gate verdict is: allow < ask < block.
+fn tightness(v: capspec::Verdict) -> u8 {
+    match v {
+        capspec::Verdict::Allow => 0,
+        capspec::Verdict::Ask => 1,
+        capspec::Verdict::Block => 2,
+    }
+}
+
+fn runtime_category(c: capspec_codegen::model::Category) -> capspec::Category {
+    serde_json::from_value(json!(c.as_str())).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// capabilities.json → MCP tool → `import mcp` keeps the category and
+    /// the hints; without `_meta`, the imported category's gate decision is
+    /// never looser than the original's in any mode.
+    #[test]
+    fn mcp_export_then_import_keeps_category_and_hints((category, hints, titled) in classified()) {
+        let hint_text = hints.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ");
+        let spec = format!(
+            "module: m\ndescription: M.\ncapabilities:\n  - name: tool_x\n    category: {category}\n    description: D.\n{}{}",
+            if hints.is_empty() { String::new() } else { format!("    hints: {{ {hint_text} }}\n") },
+            if titled { "    title: A title\n" } else { "" },
+        );
+        let original = load::load_files(vec![SpecFile { path: "specs/m.yaml".into(), bytes: spec.into_bytes() }]);
+        prop_assert!(original.findings.is_empty(), "{:?}", original.findings);
+        let cap = &original.set.modules[0].capabilities[0];
+        let catalog = render::render_all(&original.set, &targets()).into_iter().find(|a| a.path.ends_with("capabilities.json")).unwrap();
+        let entry = serde_json::from_str::<Value>(&catalog.contents).unwrap()["modules"][0]["capabilities"][0].clone();
+        let mut tool = json!({
+            "name": entry["wire_name"],
+            "description": entry["description"],
+            "inputSchema": entry["input_schema"],
+            "annotations": entry["annotations"],
+            "_meta": entry["_meta"],
+        });
+        if let Some(title) = entry.get("title") {
+            tool["title"] = title.clone();
+        }
+        let reimport = |tool: &Value| {
+            let imported = import::import("m", &[("tool.json".to_string(), tool.clone())]).unwrap();
+            let loaded = load::load_files(vec![SpecFile { path: "specs/m.yaml".into(), bytes: imported.yaml.into_bytes() }]);
+            assert!(loaded.findings.is_empty(), "{:?}", loaded.findings);
+            loaded.set.modules[0].capabilities[0].clone()
+        };
+        let back = reimport(&tool);
+        prop_assert_eq!(back.category, cap.category);
+        prop_assert_eq!(back.hints.annotations(back.category), cap.hints.annotations(cap.category));
+        prop_assert_eq!(&back.title, &cap.title);
+
+        tool.as_object_mut().unwrap().remove("_meta");
+        let stripped = reimport(&tool);
+        // The one case the four MCP hints cannot tell apart: a sandboxed
+        // execute capability (`open_world: false`) carries exactly a write
+        // capability's hints, so DESIGN §4's inverse reads it as `write`,
+        // which `accept_edits` allows. Only `_meta` keeps it `execute`.
+        let sandboxed = cap.category == capspec_codegen::model::Category::Execute && cap.hints.open_world == Some(false);
+        if sandboxed {
+            prop_assert_eq!(stripped.category, capspec_codegen::model::Category::Write);
+            return Ok(());
+        }
+        for mode in [capspec::Mode::Plan, capspec::Mode::Default, capspec::Mode::AcceptEdits, capspec::Mode::Auto] {
+            let was = tightness(capspec::decide(mode, runtime_category(cap.category)));
+            let now = tightness(capspec::decide(mode, runtime_category(stripped.category)));
+            prop_assert!(now >= was, "{:?}: {} imported as {} loosens the gate", mode, cap.category, stripped.category);
+        }
     }
 }

@@ -302,6 +302,8 @@ fn registry_refuses_code_first_specs_the_bindings_do_not_match() {
         name,
         category,
         description,
+        title: None,
+        hints: &[],
         rust_type: "host::Args",
         file: "src/host.rs",
         line: 12,

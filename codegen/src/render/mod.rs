@@ -15,6 +15,7 @@ pub(crate) mod escape;
 mod js;
 mod json;
 mod naming;
+mod reuse;
 mod rust;
 mod shape;
 mod snapshot;
@@ -54,7 +55,7 @@ pub fn render_all_reusing(set: &SpecSet, targets: &Targets, reuse: &Reuse) -> Ve
             Artifact { path: join(&targets.catalog, &format!("{}.md", module.name)), contents: catalog::module_file(module, &catalog) },
             {
                 let path = join(&targets.rust, &format!("{}.rs", module.name));
-                let contents = rust::module_file_reusing(module, &facade, &catalog, reuse.get(&path).map(String::as_str));
+                let contents = reuse::module_file_reusing(module, &facade, &catalog, reuse.get(&path).map(String::as_str));
                 Artifact { path, contents }
             },
         ];

@@ -12,7 +12,7 @@ use quote::quote;
 use crate::model::{Additional, CapabilitySpec, JsonType, ModuleSpec, Schema, SpecSet};
 use super::naming::{pascal_case, unique};
 use super::shape::Shape;
-use super::artifact::{Targets, contract_fingerprint, fingerprint, input_schema_json, marker_line};
+use super::artifact::{Targets, contract_fingerprint, input_schema_json, marker_line};
 use capspec_names::RUST_KEYWORDS;
 
 fn ident(name: &str) -> Ident {
@@ -463,58 +463,8 @@ fn format_file(tokens: TokenStream, marker: &str) -> String {
     format!("// {marker}\n{}", prettyplease::unparse(&file))
 }
 
-/// Everything a module's Rust file is made from, hashed: the generator's own
-/// source, the module's spec, and the facade and catalog texts it embeds.
-/// Recorded in the file's marker line so `check` and `sync` can skip
-/// re-rendering a module whose inputs did not change.
-pub fn module_inputs_key(module: &ModuleSpec, facade: &str, catalog: &str) -> String {
-    static GENERATOR: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let generator = GENERATOR.get_or_init(|| {
-        fingerprint(&[env!("CARGO_PKG_VERSION"), include_str!("rust.rs"), include_str!("artifact.rs"), include_str!("ts.rs"), include_str!("shape.rs"), include_str!("naming.rs"), include_str!("escape.rs")].concat())
-    });
-    let caps: Vec<serde_json::Value> = module
-        .capabilities
-        .iter()
-        .map(|c| {
-            serde_json::json!([
-                c.name, c.category.as_str(), c.description, c.input.as_ref().map(|s| s.to_json()),
-                c.output.as_ref().map(|s| s.to_json()), c.user_message, c.deferred, c.aliases, c.deprecated,
-                c.code_first.as_ref().map(|o| [&o.rust_type, &o.file])
-            ])
-        })
-        .collect();
-    let canonical = serde_json::json!([generator, module.name, module.description, module.file, caps, facade, catalog]);
-    fingerprint(&canonical.to_string())
-}
-
-/// The body of a generated Rust file (everything after its marker line)
-/// and the keys its marker records, when it has them.
-fn recorded(text: &str) -> Option<(&str, &str, &str)> {
-    let (first, body) = text.split_once('\n')?;
-    let keys = first.rsplit_once(" [inputs ")?.1.strip_suffix(']')?;
-    let (inputs, text_hash) = keys.split_once(", text ")?;
-    Some((inputs, text_hash, body))
-}
-
-/// `<rust>/<module>.rs`, reusing `existing` (the file on disk) when its
-/// recorded input key matches and its text is untouched.
-pub fn module_file_reusing(module: &ModuleSpec, facade: &str, catalog: &str, existing: Option<&str>) -> String {
-    let key = module_inputs_key(module, facade, catalog);
-    if let Some(text) = existing {
-        if let Some((inputs, text_hash, body)) = recorded(text) {
-            let expected_first = format!("// {} [inputs {key}, text {text_hash}]", marker_line(&module.file));
-            if inputs == key && fingerprint(body) == text_hash && text.starts_with(&format!("{expected_first}\n")) {
-                return text.to_string();
-            }
-        }
-    }
-    let rendered = module_file(module, facade, catalog);
-    let (marker, body) = rendered.split_once('\n').expect("a marker line");
-    format!("{marker} [inputs {key}, text {}]\n{body}", fingerprint(body))
-}
-
 /// `<rust>/<module>.rs`, rendered (without the input keys).
-fn module_file(module: &ModuleSpec, facade: &str, catalog: &str) -> String {
+pub(super) fn module_file(module: &ModuleSpec, facade: &str, catalog: &str) -> String {
     let caps: Vec<TokenStream> = module.capabilities.iter().map(|c| capability(module, c)).collect();
     let spec_refs: Vec<Ident> = module.capabilities.iter().map(|c| ident(&c.name)).collect();
     let name = lit(&module.name);

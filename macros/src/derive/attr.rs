@@ -1,6 +1,8 @@
-//! The `#[capability(module = "…", category = "…", description = "…", name = "…")]`
+//! The `#[capability(module = "…", category = "…", description = "…", name = "…",
+//! title = "…", hints(destructive = false, idempotent = true, open_world = true))]`
 //! attribute: one slot per key, duplicates and unknown keys rejected where
-//! they are parsed.
+//! they are parsed. Whether a hint suits the category is the spec format's
+//! rule, checked by `check` like a YAML spec's.
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -9,7 +11,9 @@ use capspec_names::did_you_mean;
 
 use crate::errors::Errors;
 
-pub const KEYS: [&str; 4] = ["module", "category", "description", "name"];
+pub const KEYS: [&str; 6] = ["module", "category", "description", "name", "title", "hints"];
+/// The keys of `hints(…)`, as in a YAML spec.
+pub const HINT_KEYS: [&str; 3] = ["destructive", "idempotent", "open_world"];
 /// The categories as written in the attribute and as `Category` variants.
 pub const CATEGORIES: [(&str, &str); 4] = [("read", "Read"), ("write", "Write"), ("execute", "Execute"), ("external", "External")];
 pub const USAGE: &str = "#[capability(module = \"…\", category = \"read | write | execute | external\", description = \"…\")]";
@@ -20,6 +24,9 @@ pub struct Attr {
     pub category: Option<syn::LitStr>,
     pub description: Option<syn::LitStr>,
     pub name: Option<syn::LitStr>,
+    pub title: Option<syn::LitStr>,
+    /// `hints(key = bool, …)`, in the order written.
+    pub hints: Vec<(String, bool)>,
     /// The attribute's path, where missing keys are reported.
     pub span: Span,
 }
@@ -35,7 +42,8 @@ pub fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Attr> {
     for extra in rest {
         errors.push(extra.span(), "only one #[capability(…)] attribute is allowed; put every key in one");
     }
-    let mut values: [Option<syn::LitStr>; 4] = Default::default();
+    let mut values: [Option<syn::LitStr>; 5] = Default::default();
+    let mut hints: Option<Vec<(String, bool)>> = None;
     let parsed = attr.parse_nested_meta(|meta| {
         let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
         let Some(slot) = KEYS.iter().position(|k| *k == key) else {
@@ -49,6 +57,29 @@ pub fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Attr> {
             }
             return Ok(());
         };
+        if key == "hints" {
+            if hints.is_some() {
+                errors.push(meta.path.span(), "`hints` is given twice");
+            }
+            let mut list = Vec::new();
+            meta.parse_nested_meta(|hint| {
+                let name = hint.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+                let value: syn::Expr = hint.value()?.parse()?;
+                if !HINT_KEYS.contains(&name.as_str()) {
+                    let hint_text = did_you_mean(&name, HINT_KEYS);
+                    let hint_text = if hint_text.is_empty() { format!("; the hints are {}", HINT_KEYS.join(", ")) } else { hint_text };
+                    errors.push(hint.path.span(), format!("unknown hint `{name}`{hint_text}"));
+                    return Ok(());
+                }
+                match value {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. }) => list.push((name, b.value)),
+                    other => errors.push(other.span(), format!("hint `{name}` takes true or false")),
+                }
+                Ok(())
+            })?;
+            hints = Some(list);
+            return Ok(());
+        }
         let value: syn::Expr = meta.value()?.parse()?;
         let lit = match value {
             syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => s,
@@ -67,6 +98,6 @@ pub fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Attr> {
     if let Err(e) = parsed {
         errors.push(e.span(), format!("{e}; expected {USAGE}"));
     }
-    let [module, category, description, name] = values;
-    Some(Attr { module, category, description, name, span: attr.path().span() })
+    let [module, category, description, name, title] = values;
+    Some(Attr { module, category, description, name, title, hints: hints.unwrap_or_default(), span: attr.path().span() })
 }

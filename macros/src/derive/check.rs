@@ -49,6 +49,11 @@ pub fn values(ident: &Ident, attr: &Attr, errors: &mut Errors) {
         Some(d) if d.value().trim().is_empty() => errors.push(d.span(), "the description is empty; say what the capability does"),
         Some(_) => {}
     }
+    if let Some(t) = &attr.title {
+        if t.value().trim().is_empty() {
+            errors.push(t.span(), "the title is empty; give a short human title or leave `title` out");
+        }
+    }
     match &attr.name {
         Some(n) => {
             if let Some(problem) = name_problem(&n.value()) {
@@ -71,6 +76,8 @@ pub struct Checked {
     pub name: String,
     /// The `Category` variant.
     pub variant: &'static str,
+    pub title: Option<syn::LitStr>,
+    pub hints: Vec<(String, bool)>,
 }
 
 impl Checked {
@@ -79,6 +86,6 @@ impl Checked {
         let category = attr.category?.value();
         let variant = CATEGORIES.iter().find(|(k, _)| *k == category).map(|(_, v)| *v)?;
         let name = attr.name.map_or_else(|| default_capability_name(&ident.to_string()), |n| n.value());
-        Some(Checked { module: attr.module?, description: attr.description?, name, variant })
+        Some(Checked { module: attr.module?, description: attr.description?, name, variant, title: attr.title, hints: attr.hints })
     }
 }

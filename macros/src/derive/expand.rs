@@ -8,7 +8,12 @@ use quote::{format_ident, quote, quote_spanned};
 use super::check::Checked;
 
 pub fn expand(ident: &Ident, checked: Checked) -> TokenStream {
-    let Checked { module, description, name, variant } = checked;
+    let Checked { module, description, name, variant, title, hints } = checked;
+    let title = match title {
+        Some(t) => quote!(::core::option::Option::Some(#t)),
+        None => quote!(::core::option::Option::None),
+    };
+    let hints = hints.iter().map(|(k, v)| quote!((#k, #v)));
     let variant = format_ident!("{variant}");
     let ident_text = ident.to_string();
     let location = quote_spanned!(ident.span()=> file: ::core::file!(), line: ::core::line!(), column: ::core::column!(),);
@@ -23,6 +28,8 @@ pub fn expand(ident: &Ident, checked: Checked) -> TokenStream {
                 name: #name,
                 category: ::capspec::__private::Category::#variant,
                 description: #description,
+                title: #title,
+                hints: &[#(#hints),*],
                 rust_type: ::core::concat!(::core::module_path!(), "::", #ident_text),
                 #location
                 input_schema: ::capspec::__private::schema_of::<#ident>,

@@ -30,6 +30,29 @@ impl ModuleDef for HostModule {
     }
 }
 
+/// `capspec:finish`: how the entry module reports the action's value. A
+/// module only the entry may import, so nothing of the host's is on the
+/// guest's `globalThis`.
+pub(super) struct FinishModule;
+
+impl ModuleDef for FinishModule {
+    fn declare<'js>(decl: &Declarations<'js>) -> rquickjs::Result<()> {
+        decl.declare("finish")?;
+        Ok(())
+    }
+
+    fn evaluate<'js>(ctx: &Ctx<'js>, exports: &Exports<'js>) -> rquickjs::Result<()> {
+        let shared = ctx.userdata::<Shared>().map(|s| s.clone()).ok_or(rquickjs::Error::Unknown)?;
+        let finish = Function::new(ctx.clone(), move |ctx: Ctx<'js>, value: Value<'js>| {
+            let json = ctx.json_stringify(value).ok().flatten().map(|s| s.to_string().unwrap_or_default());
+            let parsed = json.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or(serde_json::Value::Null);
+            shared.0.borrow_mut().result = Some(parsed);
+        })?;
+        exports.export("finish", finish)?;
+        Ok(())
+    }
+}
+
 /// Check module, export and argument shape, then queue the call. Never
 /// rejects: refusals resolve to `{error, message, capability}`.
 fn dispatch<'js>(ctx: &Ctx<'js>, state: &Rc<RefCell<State>>, module: Value<'js>, name: Value<'js>, args: Value<'js>) -> rquickjs::Result<rquickjs::Promise<'js>> {

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use rquickjs::{Context, Module, Persistent, Runtime, Value};
 
-use super::globals::{self, describe_error, error_parts};
-use super::limits::{classify, limit_error};
+use super::globals::{self, describe_error, error_parts, is_range_error};
+use super::limits::{EngineError, Metered, limit_error};
 use super::loader::{self, GuestLoader, GuestResolver, Policy};
 use super::outcome::{GuestError, GuestOutcome, LimitKind};
 use super::settings::Settings;
@@ -48,8 +48,9 @@ pub(super) fn run<'scope, 'env>(guest: &'env Settings, scope: &'scope std::threa
         if let Some(limit) = state.borrow().limit {
             return fail(limit_error(limit, &guest.limits));
         }
-        if let Some(message) = job_error {
-            return fail(classify(message, &guest.limits));
+        if let Some(error) = job_error {
+            let hits = state.borrow().hits.clone();
+            return fail(hits.classify(&error, &guest.limits).unwrap_or(GuestError::Threw { message: error.message, code: None }));
         }
         // 2. Start the calls the guest made. A lone call while nothing else
         //    is in flight runs right here (the engine has nothing to do
@@ -71,14 +72,13 @@ pub(super) fn run<'scope, 'env>(guest: &'env Settings, scope: &'scope std::threa
             });
         }
         // 3. Done when the entry module has settled.
-        if let Some(mut outcome) = settled(&engine.context, &state) {
+        if let Some((mut outcome, thrown)) = settled(&engine.context, &state) {
             if let Some(limit) = state.borrow().limit {
                 return fail(limit_error(limit, &guest.limits));
             }
-            if let Some(GuestError::Threw { message, .. }) = &outcome.error {
-                if let e @ GuestError::Limit { .. } = classify(message.clone(), &guest.limits) {
-                    outcome.error = Some(e);
-                }
+            let hits = state.borrow().hits.clone();
+            if let Some(limit) = thrown.and_then(|e| hits.classify(&e, &guest.limits)) {
+                outcome.error = Some(limit);
             }
             let size = outcome.result.as_ref().map_or(0, |r| r.to_string().len()) + outcome.logs.iter().map(String::len).sum::<usize>();
             if size > guest.limits.max_output_bytes {
@@ -105,8 +105,10 @@ pub(super) fn run<'scope, 'env>(guest: &'env Settings, scope: &'scope std::threa
 /// entry module (which links the action and its imports).
 fn start(guest: &Settings, state: &Rc<RefCell<State>>, source: &str) -> Result<Engine, GuestError> {
     let cannot_start = |e: rquickjs::Error| GuestError::Load { message: format!("cannot start QuickJS: {e}") };
-    let rt = Runtime::new().map_err(cannot_start)?;
-    rt.set_memory_limit(guest.limits.memory_bytes);
+    // The metered allocator enforces the memory limit (and records reaching
+    // it); QuickJS's own stack guard enforces the stack limit.
+    let hits = state.borrow().hits.clone();
+    let rt = Runtime::new_with_alloc(Metered::new(&guest.limits, hits)).map_err(cannot_start)?;
     rt.set_max_stack_size(guest.limits.stack_bytes);
     let limit = guest.limits.cpu_time;
     let clock = state.clone();
@@ -126,9 +128,10 @@ fn start(guest: &Settings, state: &Rc<RefCell<State>>, source: &str) -> Result<E
     rt.set_loader(GuestResolver(policy.clone()), GuestLoader(policy));
     let context = Context::full(&rt).map_err(cannot_start)?;
     let engine = Engine { _release: Release(state.clone()), context, rt };
-    let installed: Result<(), String> = engine.context.with(|ctx| {
-        ctx.store_userdata(Shared(state.clone())).map_err(|e| e.to_string())?;
-        globals::install(guest, &ctx, state).map_err(|e| e.to_string())?;
+    let installed: Result<(), EngineError> = engine.context.with(|ctx| {
+        let not_installed = |e: rquickjs::Error| EngineError::new(e.to_string(), false);
+        ctx.store_userdata(Shared(state.clone())).map_err(|e| EngineError::new(e.to_string(), false))?;
+        globals::install(guest, &ctx, state).map_err(not_installed)?;
         state.borrow_mut().linking = true;
         let started = Instant::now();
         state.borrow_mut().slice_start = Some(started);
@@ -147,24 +150,22 @@ fn start(guest: &Settings, state: &Rc<RefCell<State>>, source: &str) -> Result<E
             Err(e) => Err(describe_error(&ctx, e)),
         }
     });
-    if let Err(message) = installed {
+    if let Err(error) = installed {
         if let Some(limit) = state.borrow().limit {
             return Err(limit_error(limit, &guest.limits));
         }
         // The entry module awaits the action, so anything the action throws
         // settles the entry's promise; an error here happened while
         // compiling or linking (syntax, a refused import) — or is a limit.
-        return Err(match classify(message, &guest.limits) {
-            GuestError::Threw { message, .. } => GuestError::Load { message },
-            other => other,
-        });
+        let hits = state.borrow().hits.clone();
+        return Err(hits.classify(&error, &guest.limits).unwrap_or(GuestError::Load { message: error.message }));
     }
     Ok(engine)
 }
 
-/// Run every pending job, counting the time as CPU time; the message of a
+/// Run every pending job, counting the time as CPU time; the error of a
 /// job that threw, if one did.
-fn run_jobs(rt: &Runtime, state: &Rc<RefCell<State>>) -> Option<String> {
+fn run_jobs(rt: &Runtime, state: &Rc<RefCell<State>>) -> Option<EngineError> {
     let started = Instant::now();
     state.borrow_mut().slice_start = Some(started);
     let mut job_error = None;
@@ -184,9 +185,10 @@ fn run_jobs(rt: &Runtime, state: &Rc<RefCell<State>>) -> Option<String> {
     job_error
 }
 
-/// The outcome, once the entry module's promise has settled.
-fn settled(context: &Context, state: &Rc<RefCell<State>>) -> Option<GuestOutcome> {
-    context.with(|ctx| -> Option<GuestOutcome> {
+/// The outcome, once the entry module's promise has settled, with the
+/// error as the engine saw it when it rejected.
+fn settled(context: &Context, state: &Rc<RefCell<State>>) -> Option<(GuestOutcome, Option<EngineError>)> {
+    context.with(|ctx| -> Option<(GuestOutcome, Option<EngineError>)> {
         let s = state.borrow();
         let promise = s.entry.clone()?.restore(&ctx).ok()?;
         drop(s);
@@ -194,13 +196,14 @@ fn settled(context: &Context, state: &Rc<RefCell<State>>) -> Option<GuestOutcome
             rquickjs::promise::PromiseState::Pending => None,
             rquickjs::promise::PromiseState::Resolved => {
                 let s = state.borrow();
-                Some(GuestOutcome { result: Some(s.result.clone().unwrap_or(serde_json::Value::Null)), error: None, logs: s.logs.clone(), cpu_time: s.cpu })
+                Some((GuestOutcome { result: Some(s.result.clone().unwrap_or(serde_json::Value::Null)), error: None, logs: s.logs.clone(), cpu_time: s.cpu }, None))
             }
             rquickjs::promise::PromiseState::Rejected => {
                 let reason: Value = promise.result::<Value>().and_then(|r| r.err()).map(|_| ctx.catch()).unwrap_or_else(|| Value::new_undefined(ctx.clone()));
                 let (message, code) = error_parts(&ctx, &reason);
+                let engine = EngineError::new(message.clone(), is_range_error(&reason));
                 let s = state.borrow();
-                Some(GuestOutcome { result: None, error: Some(GuestError::Threw { message, code }), logs: s.logs.clone(), cpu_time: s.cpu })
+                Some((GuestOutcome { result: None, error: Some(GuestError::Threw { message, code }), logs: s.logs.clone(), cpu_time: s.cpu }, Some(engine)))
             }
         }
     })

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use rquickjs::function::Rest;
 use rquickjs::{Ctx, Function, Object, Value};
 
+use super::limits::EngineError;
 use super::outcome::LimitKind;
 use super::settings::Settings;
 use super::state::State;
@@ -47,26 +48,24 @@ pub(super) fn install<'js>(guest: &Settings, ctx: &Ctx<'js>, state: &Rc<RefCell<
         "capabilities",
         Function::new(ctx.clone(), move |ctx: Ctx<'js>| ctx.json_parse(listing.clone()))?,
     )?;
-    let finish_state = state.clone();
-    globals.set(
-        "__capspec_finish",
-        Function::new(ctx.clone(), move |ctx: Ctx<'js>, value: Value<'js>| {
-            let json = ctx.json_stringify(value).ok().flatten().map(|s| s.to_string().unwrap_or_default());
-            let parsed = json.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or(serde_json::Value::Null);
-            finish_state.borrow_mut().result = Some(parsed);
-        })?,
-    )?;
     Ok(())
 }
 
-pub(super) fn describe_error(ctx: &Ctx<'_>, err: rquickjs::Error) -> String {
+/// The error the engine reports: the thrown value's message, and whether
+/// it is a `RangeError` (the class the engine's stack overflow has).
+pub(super) fn describe_error(ctx: &Ctx<'_>, err: rquickjs::Error) -> EngineError {
     if let rquickjs::Error::Exception = err {
         let value = ctx.catch();
         let (message, _) = error_parts(ctx, &value);
-        message
+        EngineError::new(message, is_range_error(&value))
     } else {
-        err.to_string()
+        EngineError::new(err.to_string(), false)
     }
+}
+
+/// Whether a thrown value is a `RangeError`.
+pub(super) fn is_range_error(value: &Value<'_>) -> bool {
+    value.as_object().and_then(|o| o.get::<_, String>("name").ok()).is_some_and(|n| n == "RangeError")
 }
 
 /// `message` and `.code` of a thrown value.

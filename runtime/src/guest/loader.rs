@@ -9,7 +9,7 @@ use std::rc::Rc;
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::{Ctx, Module};
 
-use super::bridge::HostModule;
+use super::bridge::{FinishModule, HostModule};
 use super::state::State;
 
 /// The entry module's name.
@@ -18,6 +18,8 @@ pub(super) const ENTRY: &str = "capspec:main";
 const ACTION: &str = "capspec:action";
 /// The native dispatcher's module name.
 pub(super) const HOST: &str = "capspec:host";
+/// The module the entry reports the action's value through.
+const FINISH: &str = "capspec:finish";
 
 /// The bridge facades import. It turns the dispatcher's tagged replies back
 /// into values or thrown `Error`s with `.code`.
@@ -57,11 +59,11 @@ impl Resolver for GuestResolver {
         }
         let from_facade = p.modules.contains_key(base);
         match name {
-            n if n == ACTION && base == ENTRY => Ok(n.into()),
+            n if (n == ACTION || n == FINISH) && base == ENTRY => Ok(n.into()),
             n if p.modules.contains_key(n) && (base == ACTION || from_facade) => Ok(n.into()),
             n if n == p.bridge && from_facade => Ok(n.into()),
             n if n == HOST && base == p.bridge => Ok(n.into()),
-            n if n == p.bridge || n == HOST => Err(p.refuse(name, "the bridge is private to the generated facades")),
+            n if n == p.bridge || n == HOST || n == FINISH => Err(p.refuse(name, "the bridge is private to the generated facades")),
             n if n.starts_with(&format!("{}/", p.specifier)) => Err(p.refuse(name, "that module is not mounted in this session")),
             _ => Err(p.refuse(name, "only capability modules can be imported")),
         }
@@ -81,6 +83,9 @@ impl Loader for GuestLoader {
         }
         if name == HOST {
             return Module::declare_def::<HostModule, _>(ctx.clone(), name);
+        }
+        if name == FINISH {
+            return Module::declare_def::<FinishModule, _>(ctx.clone(), name);
         }
         match p.modules.get(name) {
             Some(facade) => Module::declare(ctx.clone(), name, *facade),

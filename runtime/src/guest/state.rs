@@ -8,6 +8,9 @@ use std::time::{Duration, Instant};
 
 use rquickjs::{Function, JsLifetime, Persistent};
 
+use std::sync::Arc;
+
+use super::limits::Hits;
 use super::outcome::LimitKind;
 use crate::registry::Mounted;
 
@@ -35,6 +38,8 @@ pub(super) struct State {
     pub(super) output: usize,
     pub(super) result: Option<serde_json::Value>,
     pub(super) limit: Option<LimitKind>,
+    /// What the engine ran into (memory refused, stack guard reached).
+    pub(super) hits: Arc<Hits>,
     /// JavaScript execution time so far, and the start of the current slice.
     pub(super) cpu: Duration,
     pub(super) slice_start: Option<Instant>,

@@ -107,7 +107,9 @@ async fn delete_note(run: &Run, args: spec::delete_note::Args) -> CapResult<()> 
 #[capability(
     module = "notes",
     category = "write",
-    description = "Add tags to a note; tags it already carries are kept once. Returns the note's tags, sorted."
+    description = "Add tags to a note; tags it already carries are kept once. Returns the note's tags, sorted.",
+    title = "Tag a note",
+    hints(destructive = false, idempotent = true)
 )]
 #[serde(deny_unknown_fields)]
 pub struct TagNote {

@@ -1,4 +1,5 @@
+import { finish } from "capspec:finish";
 import * as action from "capspec:action";
 const main = action.default;
 const value = typeof main === "function" ? await main() : await main;
-__capspec_finish(value);
+finish(value);
