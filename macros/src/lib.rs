@@ -17,7 +17,7 @@ mod errors;
 
 /// Register an async fn as the implementation of a generated capability.
 ///
-/// ```ignore
+/// ```text
 /// #[capability(workspace::read_file)]
 /// async fn read_file(run: &Run, args: workspace::read_file::Args) -> CapResult<Output> { … }
 /// ```
@@ -30,7 +30,7 @@ mod errors;
 /// Without a path, the fn implements a code-first capability: its args type
 /// must `#[derive(Capability)]`, and that derive names the capability.
 ///
-/// ```ignore
+/// ```text
 /// #[capability]
 /// async fn tag_note(run: &Run, args: TagNote) -> CapResult<Tagged> { … }
 /// ```
@@ -48,7 +48,7 @@ pub fn capability(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Declare a code-first capability on its args struct.
 ///
-/// ```ignore
+/// ```text
 /// #[derive(Deserialize, JsonSchema, Capability)]
 /// #[capability(module = "notes", category = "write", description = "Tag a note.")]
 /// struct TagNote { title: String, tag: String }

@@ -49,5 +49,5 @@ pub mod __internals {
     pub use crate::code_first::code_first_specs;
     pub use crate::coerce::coerce;
     pub use crate::registry::{Registration, registrations};
-    pub use crate::validate::Validator;
+    pub use crate::validate::{Objects, Validator};
 }

@@ -78,18 +78,24 @@ struct Entry {
     module: usize,
 }
 
+/// What one name names, in lookup order: a qualified `module.name` (or
+/// `module.alias`), a wire name, and the entries whose bare name or alias
+/// it is (in module order).
+#[derive(Default)]
+struct Names {
+    qualified: Option<usize>,
+    wire: Option<usize>,
+    bare: Vec<usize>,
+}
+
 /// Every capability of the host's generated modules, each with its impl and
 /// its compiled input validator. Build it once per process; mount a subset
 /// of modules per session.
 pub struct Registry {
     modules: Vec<Module>,
     entries: Vec<Entry>,
-    /// Bare names and aliases → every entry that has one, in module order.
-    index: HashMap<&'static str, Vec<usize>>,
-    /// `module.name` and `module.alias` → entry.
-    qualified: HashMap<String, usize>,
-    /// Wire names → entry.
-    wire: HashMap<&'static str, usize>,
+    /// Every name a call may use → what it names (one hash per lookup).
+    names: HashMap<String, Names>,
 }
 
 impl fmt::Debug for Registry {
@@ -150,9 +156,7 @@ impl Registry {
         }
         problems.extend(code_first_problems(modules, code_first));
         let mut entries = Vec::new();
-        let mut index: HashMap<&'static str, Vec<usize>> = HashMap::new();
-        let mut qualified = HashMap::new();
-        let mut wire = HashMap::new();
+        let mut names: HashMap<String, Names> = HashMap::new();
         for (module_index, module) in modules.iter().enumerate() {
             for spec in module.specs {
                 let Some(reg) = by_key.get(&(spec.module, spec.name)) else {
@@ -181,12 +185,12 @@ impl Registry {
                 };
                 let at = entries.len();
                 for name in std::iter::once(spec.name).chain(spec.aliases.iter().copied()) {
-                    if qualified.insert(format!("{}.{name}", spec.module), at).is_some() {
+                    if names.entry(format!("{}.{name}", spec.module)).or_default().qualified.replace(at).is_some() {
                         problems.push(format!("`{name}` names two capabilities of module `{}`", spec.module));
                     }
-                    index.entry(name).or_default().push(at);
+                    names.entry(name.to_string()).or_default().bare.push(at);
                 }
-                if let Some(other) = wire.insert(spec.wire_name, at) {
+                if let Some(other) = names.entry(spec.wire_name.to_string()).or_default().wire.replace(at) {
                     let other: &Entry = &entries[other];
                     problems.push(format!("`{}.{}` and `{}` have one wire name, `{}`", spec.module, spec.name, other.qualified, spec.wire_name));
                 }
@@ -194,7 +198,7 @@ impl Registry {
             }
         }
         if problems.is_empty() {
-            Ok(Arc::new(Registry { modules: modules.to_vec(), entries, index, qualified, wire }))
+            Ok(Arc::new(Registry { modules: modules.to_vec(), entries, names }))
         } else {
             Err(RegistryError { problems })
         }
@@ -321,20 +325,22 @@ impl Mounted {
     fn entry(&self, name: &str) -> Result<&Entry, CallError> {
         let registry = &self.registry;
         let mounted = |i: &usize| self.mounted[registry.entries[*i].module];
-        let found = registry.qualified.get(name).filter(|i| mounted(i)).or_else(|| registry.wire.get(name).filter(|i| mounted(i)));
-        if let Some(i) = found {
-            return Ok(&registry.entries[*i]);
+        let named = registry.names.get(name);
+        if let Some(i) = named.and_then(|n| n.qualified.filter(mounted).or(n.wire.filter(mounted))) {
+            return Ok(&registry.entries[i]);
         }
-        let candidates: Vec<usize> = registry.index.get(name).map(|v| v.iter().copied().filter(|i| mounted(i)).collect()).unwrap_or_default();
-        match candidates.as_slice() {
-            [one] => Ok(&registry.entries[*one]),
-            [] => Err(CallError {
+        let mut candidates = named.map(|n| n.bare.as_slice()).unwrap_or_default().iter().copied().filter(mounted);
+        let (first, second) = (candidates.next(), candidates.next());
+        match (first, second) {
+            (Some(one), None) => Ok(&registry.entries[one]),
+            (None, _) => Err(CallError {
                 code: ErrorCode::UnknownCapability,
                 message: format!("no capability `{name}` is mounted (mounted modules: {})", self.module_names().join(", ")),
                 capability: name.to_string(),
             }),
-            many => {
-                let list = many.iter().map(|i| format!("`{}`", registry.entries[*i].qualified)).collect::<Vec<_>>().join(", ");
+            (Some(_), Some(_)) => {
+                let many = named.map(|n| n.bare.as_slice()).unwrap_or_default().iter().filter(|i| mounted(i));
+                let list = many.map(|i| format!("`{}`", registry.entries[*i].qualified)).collect::<Vec<_>>().join(", ");
                 Err(CallError {
                     code: ErrorCode::AmbiguousCapability,
                     message: format!("`{name}` is a capability of more than one mounted module: {list}; call it by its qualified name"),

@@ -32,11 +32,16 @@ fn count(run: &Run, i: usize) {
     }
 }
 
-/// `canary.peek` (read): `{"note": note_id, "lines": max_lines}`. Public so a
-/// benchmark can call it directly, without `invoke`.
+/// `canary.peek` (read): the note id, and `"<id> (<n> lines)"` when
+/// `max_lines` is given — a string, like the same tool in the rmcp
+/// comparison (`benches/rmcp`). Public so a benchmark can call it directly,
+/// without `invoke`.
 pub async fn peek_impl(run: &Run, args: peek::Args) -> CapResult<Value> {
     count(run, 0);
-    Ok(json!({ "note": args.note_id, "lines": args.max_lines }))
+    Ok(Value::String(match args.max_lines {
+        None => args.note_id,
+        Some(n) => format!("{} ({n} lines)", args.note_id),
+    }))
 }
 
 #[capability(canary::peek)]

@@ -56,7 +56,7 @@ export default async function () {
     assert_eq!(outcome.error, None);
     assert_eq!(
         outcome.result.unwrap(),
-        json!({"a": {"note": "n1", "lines": null}, "b": {"saved": "t"}, "code": "invalid_arguments", "failed": ["failed", canary::FAILURE, "canary.fail_always"], "count": 8, "first": "canary.delegate:external"})
+        json!({"a": "n1", "b": {"saved": "t"}, "code": "invalid_arguments", "failed": ["failed", canary::FAILURE, "canary.fail_always"], "count": 8, "first": "canary.delegate:external"})
     );
     assert_eq!(outcome.logs, ["starting {\"with\":\"data\"} 3"]);
     assert_eq!(run.receipts().len(), 4);

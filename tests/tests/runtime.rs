@@ -187,13 +187,13 @@ fn accepted(name: &str, args: Value) -> Value {
 #[test]
 fn coercion_folds_only_when_unambiguous() {
     // camelCase keys fold onto snake_case properties.
-    assert_eq!(accepted("peek", json!({"noteId": "n1", "maxLines": 3})), json!({"note": "n1", "lines": 3}));
+    assert_eq!(accepted("peek", json!({"noteId": "n1", "maxLines": 3})), json!("n1 (3 lines)"));
     // A lone string becomes the one required string property.
     assert_eq!(accepted("poke", json!("A title")), json!({"saved": "A title"}));
     // A bare id becomes the one required `*_id` property.
-    assert_eq!(accepted("peek", json!("n9")), json!({"note": "n9", "lines": null}));
+    assert_eq!(accepted("peek", json!("n9")), json!("n9"));
     // Aliases resolve.
-    assert_eq!(accepted("peek_note", json!({"note_id": "n2"})), json!({"note": "n2", "lines": null}));
+    assert_eq!(accepted("peek_note", json!({"note_id": "n2"})), json!("n2"));
     // null means no arguments.
     insta::assert_snapshot!(refusal("peek", Value::Null), @"invalid_arguments: `canary.peek` is missing required argument `note_id`; no arguments were passed");
 

@@ -127,8 +127,9 @@ impl<'d> SchemaDecoder<'d> {
                     _ => self.error(value.pos, format!("`{}` must be a number (at `{at}`)", key.name)),
                 },
                 "minLength" | "maxLength" | "minItems" | "maxItems" => {
+                    // JSON Schema counts `2.0` as the integer 2.
                     let n = match &value.value {
-                        Value::Number(n) => n.as_u64(),
+                        Value::Number(n) => n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0 && *f <= u64::MAX as f64).map(|f| f as u64)),
                         _ => None,
                     };
                     match n {

@@ -70,7 +70,33 @@ impl Guest {
     }
 
     /// Run an action (ES module source) to completion under `run`.
+    ///
+    /// With a stack limit up to the default (512 KiB) the JavaScript runs on
+    /// the calling thread, which must then have at least Rust's default 2 MiB
+    /// of stack (every thread `std` or tokio spawns does; the main thread has
+    /// 8 MiB). With a larger limit it runs on a thread of its own sized to
+    /// the limit plus headroom, so the engine's stack guard — not the
+    /// caller's thread size — is what a deep recursion meets.
     pub fn run(&self, run: &Run, source: &str) -> GuestOutcome {
-        std::thread::scope(|scope| event_loop::run(&self.settings, scope, run, source))
+        const HEADROOM: usize = 2 * 1024 * 1024;
+        if self.settings.limits.stack_bytes <= GuestLimits::DEFAULT.stack_bytes {
+            return std::thread::scope(|scope| event_loop::run(&self.settings, scope, run, source));
+        }
+        std::thread::scope(|scope| {
+            let engine = std::thread::Builder::new()
+                .name("capspec-guest".into())
+                .stack_size(self.settings.limits.stack_bytes + HEADROOM)
+                .spawn_scoped(scope, || event_loop::run(&self.settings, scope, run, source));
+            match engine.map(|t| t.join()) {
+                Ok(Ok(outcome)) => outcome,
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                Err(e) => GuestOutcome {
+                    result: None,
+                    error: Some(GuestError::Load { message: format!("cannot start the guest's thread: {e}") }),
+                    logs: Vec::new(),
+                    cpu_time: std::time::Duration::ZERO,
+                },
+            }
+        })
     }
 }

@@ -7,106 +7,24 @@
 
 use serde_json::Value;
 
-/// A schema the runtime cannot compile (a spec that bypassed `check`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SchemaError(pub String);
+mod compile;
+mod node;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Type {
-    String,
-    Number,
-    Integer,
-    Boolean,
-    Object,
-    Array,
-    Null,
-}
+use compile::{Compiler, escape_pointer};
+use node::{Extra, Node, Ref, Type, kind};
+pub use node::{Objects, SchemaError};
 
-impl Type {
-    fn parse(s: &str) -> Option<Type> {
-        Some(match s {
-            "string" => Type::String,
-            "number" => Type::Number,
-            "integer" => Type::Integer,
-            "boolean" => Type::Boolean,
-            "object" => Type::Object,
-            "array" => Type::Array,
-            "null" => Type::Null,
-            _ => return None,
-        })
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Type::String => "string",
-            Type::Number => "number",
-            Type::Integer => "integer",
-            Type::Boolean => "boolean",
-            Type::Object => "object",
-            Type::Array => "array",
-            Type::Null => "null",
-        }
-    }
-
-    fn accepts(self, v: &Value) -> bool {
-        match self {
-            Type::String => v.is_string(),
-            Type::Number => v.is_number(),
-            Type::Integer => v.is_i64() || v.is_u64() || v.as_f64().is_some_and(|f| f.fract() == 0.0),
-            Type::Boolean => v.is_boolean(),
-            Type::Object => v.is_object(),
-            Type::Array => v.is_array(),
-            Type::Null => v.is_null(),
-        }
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-#[derive(Debug)]
-enum Extra {
-    Allowed,
-    Denied,
-    Schema(Box<Node>),
-}
-
-#[derive(Debug, Default)]
-struct Node {
-    types: Vec<Type>,
-    enum_values: Option<Vec<Value>>,
-    const_value: Option<Value>,
-    properties: Vec<(String, Node)>,
-    required: Vec<String>,
-    extra: Option<Extra>,
-    items: Option<Box<Node>>,
-    minimum: Option<f64>,
-    maximum: Option<f64>,
-    min_length: Option<u64>,
-    max_length: Option<u64>,
-    min_items: Option<u64>,
-    max_items: Option<u64>,
-    pattern: Option<(String, regex_lite::Regex)>,
-    one_of: Vec<Node>,
-    any_of: Vec<Node>,
-    reference: Option<usize>,
-    /// `default`: the value an omitted property takes.
-    default: Option<Value>,
-}
+/// The deepest a validation follows schemas into one value (a `$ref` cycle
+/// that consumes nothing would otherwise never end).
+const MAX_DEPTH: usize = 256;
 
 /// A compiled input schema.
 #[derive(Debug)]
 pub struct Validator {
     root: Node,
     defs: Vec<Node>,
+    /// Whether any node has a `default` (else filling defaults is skipped).
+    any_default: bool,
 }
 
 /// One reason arguments are invalid, at a JSON pointer into the arguments.
@@ -120,22 +38,34 @@ pub struct Violation {
 const MAX_VIOLATIONS: usize = 8;
 
 impl Validator {
-    /// Compile a schema of the supported subset; an unsupported one is an error.
+    /// Compile a schema of the supported subset, objects closed by default;
+    /// an unsupported keyword or a malformed schema is an error.
     pub fn compile(schema: &Value) -> Result<Validator, SchemaError> {
-        let def_names: Vec<String> = schema.get("$defs").and_then(Value::as_object).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+        Validator::compile_with(schema, Objects::Closed)
+    }
+
+    /// [`Validator::compile`], choosing how objects without
+    /// `additionalProperties` treat unknown keys.
+    pub fn compile_with(schema: &Value, objects: Objects) -> Result<Validator, SchemaError> {
+        let defs_map = match schema.get("$defs") {
+            None => None,
+            Some(Value::Object(m)) => Some(m),
+            Some(other) => return Err(SchemaError(format!("`$defs` must be an object, found {other}"))),
+        };
+        let compiler = Compiler { def_names: defs_map.map(|m| m.keys().cloned().collect()).unwrap_or_default(), objects };
         let mut defs = Vec::new();
-        if let Some(map) = schema.get("$defs").and_then(Value::as_object) {
-            for (_, def) in map {
-                defs.push(compile(def, &def_names)?);
+        if let Some(map) = defs_map {
+            for (name, def) in map {
+                defs.push(compiler.compile(def, &format!("/$defs/{}", escape_pointer(name)))?);
             }
         }
-        Ok(Validator { root: compile(schema, &def_names)?, defs })
+        Ok(Validator { root: compiler.compile(schema, "")?, defs, any_default: mentions_default(schema) })
     }
 
     /// All violations (up to a small bound), in document order.
     pub fn validate(&self, value: &Value) -> Vec<Violation> {
         let mut out = Vec::new();
-        self.check(&self.root, value, &mut String::new(), &mut out);
+        self.check(&self.root, value, &mut String::new(), &mut out, 0);
         out.truncate(MAX_VIOLATIONS);
         out
     }
@@ -146,7 +76,9 @@ impl Validator {
     /// applies is not known). Runs before validation, so the impl, the
     /// receipt and the guest see one value.
     pub fn apply_defaults(&self, value: &mut Value) {
-        self.fill(&self.root, value, 0);
+        if self.any_default {
+            self.fill(&self.root, value, 0);
+        }
     }
 
     fn fill(&self, node: &Node, value: &mut Value, depth: usize) {
@@ -156,7 +88,7 @@ impl Validator {
             return;
         }
         if let Some(r) = node.reference {
-            return self.fill(&self.defs[r], value, depth + 1);
+            self.fill(self.target(r), value, depth + 1);
         }
         match value {
             Value::Object(map) => {
@@ -183,7 +115,7 @@ impl Validator {
     }
 
     fn default_of<'a>(&'a self, node: &'a Node) -> Option<&'a Value> {
-        node.default.as_ref().or_else(|| node.reference.and_then(|r| self.defs[r].default.as_ref()))
+        node.default.as_ref().or_else(|| node.reference.and_then(|r| self.target(r).default.as_ref()))
     }
 
     /// Top-level property names, in schema order.
@@ -201,16 +133,35 @@ impl Validator {
         self.root.properties.iter().any(|(k, n)| k == name && n.types.contains(&Type::String))
     }
 
-    fn check(&self, node: &Node, value: &Value, pointer: &mut String, out: &mut Vec<Violation>) {
+    fn target(&self, r: Ref) -> &Node {
+        match r {
+            Ref::Root => &self.root,
+            Ref::Def(i) => &self.defs[i],
+        }
+    }
+
+    fn check(&self, node: &Node, value: &Value, pointer: &mut String, out: &mut Vec<Violation>, depth: usize) {
         if out.len() >= MAX_VIOLATIONS {
             return;
         }
-        let mut fail = |pointer: &str, message: String| {
-            out.push(Violation { pointer: if pointer.is_empty() { "/".into() } else { pointer.to_string() }, message })
-        };
-        if let Some(r) = node.reference {
-            return self.check(&self.defs[r], value, pointer, out);
+        let at = |pointer: &str| if pointer.is_empty() { "/".to_string() } else { pointer.to_string() };
+        if depth > MAX_DEPTH {
+            out.push(Violation { pointer: at(pointer), message: format!("the schema nests more than {MAX_DEPTH} levels here (a `$ref` cycle?)") });
+            return;
         }
+        if node.never {
+            out.push(Violation { pointer: at(pointer), message: "no value is allowed here".into() });
+            return;
+        }
+        // A `$ref` applies beside the node's other keywords, not instead.
+        if let Some(r) = node.reference {
+            let before = out.len();
+            self.check(self.target(r), value, pointer, out, depth + 1);
+            if out.len() > before {
+                return;
+            }
+        }
+        let mut fail = |pointer: &str, message: String| out.push(Violation { pointer: at(pointer), message });
         if !node.types.is_empty() && !node.types.iter().any(|t| t.accepts(value)) {
             let want = node.types.iter().map(|t| t.name()).collect::<Vec<_>>().join(" or ");
             fail(pointer, format!("expected {want}, got {}", kind(value)));
@@ -265,7 +216,7 @@ impl Validator {
                     for (i, item) in items.iter().enumerate() {
                         let len = pointer.len();
                         pointer.push_str(&format!("/{i}"));
-                        self.check(item_node, item, pointer, out);
+                        self.check(item_node, item, pointer, out, depth + 1);
                         pointer.truncate(len);
                     }
                 }
@@ -285,9 +236,9 @@ impl Validator {
                         pointer.push_str(key);
                     }
                     match node.properties.iter().find(|(k, _)| k == key) {
-                        Some((_, prop)) => self.check(prop, v, pointer, out),
+                        Some((_, prop)) => self.check(prop, v, pointer, out, depth + 1),
                         None => match &node.extra {
-                            Some(Extra::Schema(s)) => self.check(s, v, pointer, out),
+                            Some(Extra::Schema(s)) => self.check(s, v, pointer, out, depth + 1),
                             Some(Extra::Denied) => {
                                 let known = node.properties.iter().map(|(k, _)| format!("`{k}`")).collect::<Vec<_>>().join(", ");
                                 let expected = if known.is_empty() { "it takes no properties".to_string() } else { format!("expected one of: {known}") };
@@ -302,7 +253,7 @@ impl Validator {
             _ => {}
         }
         if !node.one_of.is_empty() {
-            let matching = node.one_of.iter().filter(|n| self.validate_node(n, value)).count();
+            let matching = node.one_of.iter().filter(|n| self.validate_node(n, value, depth + 1)).count();
             if matching != 1 {
                 out.push(Violation {
                     pointer: if pointer.is_empty() { "/".into() } else { pointer.clone() },
@@ -310,7 +261,7 @@ impl Validator {
                 });
             }
         }
-        if !node.any_of.is_empty() && !node.any_of.iter().any(|n| self.validate_node(n, value)) {
+        if !node.any_of.is_empty() && !node.any_of.iter().any(|n| self.validate_node(n, value, depth + 1)) {
             out.push(Violation {
                 pointer: if pointer.is_empty() { "/".into() } else { pointer.clone() },
                 message: "matches none of the `anyOf` alternatives".into(),
@@ -318,83 +269,37 @@ impl Validator {
         }
     }
 
-    fn validate_node(&self, node: &Node, value: &Value) -> bool {
+    fn validate_node(&self, node: &Node, value: &Value, depth: usize) -> bool {
         let mut out = Vec::new();
-        self.check(node, value, &mut String::new(), &mut out);
+        self.check(node, value, &mut String::new(), &mut out, depth);
         out.is_empty()
     }
 }
 
-/// JSON equality where `1` and `1.0` are the same number.
+/// Whether `default` appears as a key anywhere in a schema (a property
+/// named `default` counts too: that only costs a walk).
+fn mentions_default(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.contains_key("default") || map.values().any(mentions_default),
+        Value::Array(items) => items.iter().any(mentions_default),
+        _ => false,
+    }
+}
+
+/// JSON equality where `1` and `1.0` are the same number, at any depth.
 fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
+            (Some(i), Some(j), _, _) => i == j,
+            (_, _, Some(i), Some(j)) => i == j,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b)),
+        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w))),
         _ => a == b,
     }
 }
 
-fn compile(schema: &Value, def_names: &[String]) -> Result<Node, SchemaError> {
-    let Some(map) = schema.as_object() else {
-        return Err(SchemaError(format!("a schema must be an object, found {schema}")));
-    };
-    let mut node = Node::default();
-    let num = |k: &str| map.get(k).and_then(Value::as_f64);
-    let count = |k: &str| map.get(k).and_then(Value::as_u64);
-    match map.get("type") {
-        None => {}
-        Some(Value::String(t)) => node.types.push(Type::parse(t).ok_or_else(|| SchemaError(format!("unknown type {t}")))?),
-        Some(Value::Array(ts)) => {
-            for t in ts {
-                let t = t.as_str().and_then(Type::parse).ok_or_else(|| SchemaError(format!("unknown type {t}")))?;
-                node.types.push(t);
-            }
-        }
-        Some(other) => return Err(SchemaError(format!("bad type {other}"))),
-    }
-    node.enum_values = map.get("enum").and_then(Value::as_array).cloned();
-    node.const_value = map.get("const").cloned();
-    node.default = map.get("default").cloned();
-    if let Some(props) = map.get("properties").and_then(Value::as_object) {
-        for (k, v) in props {
-            node.properties.push((k.clone(), compile(v, def_names)?));
-        }
-    }
-    node.required = map.get("required").and_then(Value::as_array).map(|r| r.iter().filter_map(|v| v.as_str().map(String::from)).collect()).unwrap_or_default();
-    node.extra = match map.get("additionalProperties") {
-        Some(Value::Bool(true)) => Some(Extra::Allowed),
-        Some(Value::Bool(false)) => Some(Extra::Denied),
-        Some(s @ Value::Object(_)) => Some(Extra::Schema(Box::new(compile(s, def_names)?))),
-        Some(other) => return Err(SchemaError(format!("bad additionalProperties {other}"))),
-        // Closed when properties are declared (like the generated `Args`).
-        None if map.contains_key("properties") => Some(Extra::Denied),
-        None => None,
-    };
-    if let Some(items) = map.get("items") {
-        node.items = Some(Box::new(compile(items, def_names)?));
-    }
-    node.minimum = num("minimum");
-    node.maximum = num("maximum");
-    node.min_length = count("minLength");
-    node.max_length = count("maxLength");
-    node.min_items = count("minItems");
-    node.max_items = count("maxItems");
-    if let Some(p) = map.get("pattern").and_then(Value::as_str) {
-        let re = regex_lite::Regex::new(p).map_err(|e| SchemaError(format!("pattern /{p}/ does not compile: {e}")))?;
-        node.pattern = Some((p.to_string(), re));
-    }
-    for (key, slot) in [("oneOf", &mut node.one_of), ("anyOf", &mut node.any_of)] {
-        if let Some(variants) = map.get(key).and_then(Value::as_array) {
-            for v in variants {
-                slot.push(compile(v, def_names)?);
-            }
-        }
-    }
-    if let Some(r) = map.get("$ref").and_then(Value::as_str) {
-        let name = r.strip_prefix("#/$defs/").ok_or_else(|| SchemaError(format!("unsupported $ref {r}")))?;
-        node.reference = Some(def_names.iter().position(|d| d == name).ok_or_else(|| SchemaError(format!("$ref {r} is not defined")))?);
-    }
-    Ok(node)
-}
 
 #[cfg(test)]
 mod tests {
@@ -433,5 +338,47 @@ mod tests {
                 "/s: text does not match the pattern /^a/",
             ]
         );
+    }
+
+    #[test]
+    fn constraints_are_never_dropped() {
+        // Decimal bounds count as integers.
+        assert_eq!(violations(json!({"maxLength": 2.0}), json!("abc")), ["/: text is 3 characters, longer than the maximum 2"]);
+        assert_eq!(violations(json!({"minItems": 1.0}), json!([])), ["/: 0 items, fewer than the minimum 1"]);
+        assert!(Validator::compile(&json!({"minItems": 1.5})).is_err());
+        // Keywords beside a `$ref` apply too.
+        let beside = json!({"$defs": {"s": {"type": "string"}}, "$ref": "#/$defs/s", "maxLength": 2});
+        assert_eq!(violations(beside, json!("abc")), ["/: text is 3 characters, longer than the maximum 2"]);
+        // `1` and `1.0` are one number, nested too.
+        assert!(violations(json!({"enum": [[1], {"a": 1}]}), json!([1.0])).is_empty());
+        assert!(violations(json!({"enum": [[1], {"a": 1}]}), json!({"a": 1.0})).is_empty());
+        assert_eq!(violations(json!({"const": [false]}), json!([0])).len(), 1);
+        // Percent-encoded and `~`-escaped `$defs` pointers resolve.
+        let escaped = json!({"$defs": {"a%b": {"type": "integer"}, "c/d": {"type": "string"}}, "properties": {"x": {"$ref": "#/$defs/a%25b"}, "y": {"$ref": "#/$defs/c~1d"}}});
+        assert_eq!(violations(escaped, json!({"x": "no", "y": 1})), ["/x: expected integer, got a string", "/y: expected string, got a number"]);
+        // Anything unsupported is refused at compile time, naming where.
+        assert_eq!(Validator::compile(&json!({"properties": {"a": {"not": {}}}})).unwrap_err().0, "unsupported keyword `not` at `/properties/a/not`");
+        assert!(Validator::compile(&json!({"$ref": "#/properties/a"})).is_err());
+        // A `$ref` cycle that consumes nothing ends with a violation, not a crash.
+        let cycle = json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"});
+        assert_eq!(violations(cycle, json!(1)).len(), 1);
+    }
+
+    #[test]
+    fn defaults_fill_omitted_properties_at_any_depth() {
+        let v = Validator::compile(&json!({
+            "type": "object",
+            "properties": {
+                "limit": {"type": "integer", "default": 50},
+                "kept": {"type": ["integer", "null"], "default": 1},
+                "filter": {"type": "object", "properties": {"tag": {"type": "string", "default": "all"}}},
+                "rows": {"type": "array", "items": {"$ref": "#/$defs/Row"}}
+            },
+            "$defs": {"Row": {"type": "object", "properties": {"on": {"type": "boolean", "default": true}}}}
+        }))
+        .unwrap();
+        let mut args = json!({"kept": null, "filter": {}, "rows": [{}, {"on": false}]});
+        v.apply_defaults(&mut args);
+        assert_eq!(args, json!({"limit": 50, "kept": null, "filter": {"tag": "all"}, "rows": [{"on": true}, {"on": false}]}));
     }
 }
