@@ -19,7 +19,8 @@ use crate::rules::{
 };
 use crate::yaml::Pos;
 
-fn git(root: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+/// Run git in `root`: its stdout, or its stderr as the error.
+pub(crate) fn git(root: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
     let out = Command::new("git").arg("-C").arg(root).args(args).output().map_err(|e| format!("cannot run git: {e}"))?;
     if out.status.success() {
         Ok(out.stdout)

@@ -1,4 +1,5 @@
-//! The check engine: project → (drift, coverage, breaking) → suppressions.
+//! The check engine: project → (drift, coverage, breaking and unchecked
+//! contracts) → suppressions.
 //! `check` never writes.
 
 use std::path::Path;
@@ -34,20 +35,25 @@ pub fn check_with(root: &Path, options: &CheckOptions) -> Result<Report, FatalEr
     let mut findings = project.config_findings;
     findings.extend(options.export_failures.iter().map(ExportFailure::finding));
     findings.extend(project.loaded.findings);
+    let mut scan = None;
     if let Some(Rendered { targets, artifacts }) = rendered {
         findings.extend(crate::drift::drift(root, &targets, &artifacts));
         if let Some(config) = &project.config {
-            let scan = crate::coverage::scan(root, config);
-            findings.extend(crate::coverage::findings(&project.loaded.set, &scan));
-            for (file, text) in scan.sources {
+            let mut scanned = crate::coverage::scan(root, config);
+            findings.extend(crate::coverage::findings(&project.loaded.set, &scanned));
+            for (file, text) in std::mem::take(&mut scanned.sources) {
                 sources.insert(&file, text);
             }
+            scan = Some(scanned);
         }
     }
     if let (Some(git_ref), Some(config)) = (&options.base, &project.config) {
         let record = (!config.code_first.packages.is_empty()).then_some(config.code_first.record.as_str());
         let base = crate::breaking::base_specs(root, &config.specs, record, git_ref)?;
         findings.extend(crate::breaking::compare(&base, &project.loaded.set));
+        if let Some(scan) = &scan {
+            findings.extend(crate::contract::unchecked(root, git_ref, &config.coverage.tests, &base, &project.loaded.set, scan)?);
+        }
     }
     if let Some(config) = &project.config {
         crate::suppress::apply(&mut findings, &config.allow);

@@ -48,13 +48,39 @@ pub struct DeriveSite {
     pub pos: Pos,
 }
 
+/// One test fn found in the test directories.
+#[derive(Debug, Clone)]
+pub struct TestSite {
+    /// The file, relative to the project root.
+    pub file: String,
+    /// The fn's path inside the file (`tests::reads_a_note`, or just the fn name).
+    pub name: String,
+    /// First and last line of the fn.
+    pub lines: (u32, u32),
+    /// Identifiers and string literals used inside it.
+    pub words: std::collections::HashSet<String>,
+}
+
+impl TestSite {
+    /// Whether this test exercises `module.name`: it mentions the name (or
+    /// the qualified name) as a string or as the last segment of a path.
+    pub fn exercises(&self, module: &str, name: &str) -> bool {
+        self.words.contains(name) || self.words.contains(&format!("{module}.{name}"))
+    }
+
+    /// `file::name`, as the coverage table shows it.
+    pub fn label(&self) -> String {
+        format!("{}::{}", self.file, self.name)
+    }
+}
+
 /// What the scan found.
 #[derive(Debug, Default)]
 pub struct Scan {
     pub impls: Vec<ImplSite>,
     pub derives: Vec<DeriveSite>,
-    /// Identifiers and string literals used inside test fns.
-    pub test_words: std::collections::HashSet<String>,
+    /// Every test fn, in file then source order.
+    pub tests: Vec<TestSite>,
     pub findings: Vec<Finding>,
     /// Texts of the scanned source files, for rendering findings.
     pub sources: Vec<(String, String)>,
@@ -142,10 +168,17 @@ pub fn scan(root: &Path, config: &Config) -> Scan {
     }
     for (file, text) in rust_files(root, &config.coverage.tests, &mut scan.findings) {
         if let Some(ast) = parse(&file, &text, &mut scan.findings) {
-            collect_test_words(&ast.items, &mut scan.test_words);
+            collect_tests(&ast.items, &file, "", &mut scan.tests);
         }
     }
     scan
+}
+
+impl Scan {
+    /// The tests that exercise `module.name`.
+    pub fn exercising<'a>(&'a self, module: &'a str, name: &'a str) -> impl Iterator<Item = &'a TestSite> + 'a {
+        self.tests.iter().filter(move |t| t.exercises(module, name))
+    }
 }
 
 /// `use a::b as c;` → `c` ↦ `b`, for every rename in the file's `use` items.
@@ -275,16 +308,22 @@ fn is_test_attr(attr: &syn::Attribute) -> bool {
     attr.path().segments.last().is_some_and(|s| s.ident == "test")
 }
 
-fn collect_test_words(items: &[syn::Item], out: &mut std::collections::HashSet<String>) {
+fn collect_tests(items: &[syn::Item], file: &str, prefix: &str, out: &mut Vec<TestSite>) {
     for item in items {
         match item {
             syn::Item::Fn(f) if f.attrs.iter().any(is_test_attr) => {
-                let tokens: TokenStream = quote::ToTokens::to_token_stream(&f.block);
-                words(tokens, out);
+                let mut site = TestSite {
+                    file: file.to_string(),
+                    name: format!("{prefix}{}", f.sig.ident),
+                    lines: (f.span().start().line as u32, f.span().end().line as u32),
+                    words: Default::default(),
+                };
+                words(quote::ToTokens::to_token_stream(&f.block), &mut site.words);
+                out.push(site);
             }
             syn::Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
-                    collect_test_words(items, out);
+                    collect_tests(items, file, &format!("{prefix}{}::", m.ident), out);
                 }
             }
             _ => {}
@@ -317,24 +356,41 @@ fn words(tokens: TokenStream, out: &mut std::collections::HashSet<String>) {
     }
 }
 
-/// Coverage findings for a valid spec set.
-pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
-    let mut out = scan.findings.clone();
-    // name → (module, capability)
-    let mut by_name = BTreeMap::new();
+/// Impl sites by the capability they implement, `(module, name)`.
+pub type ImplsByCapability<'a> = BTreeMap<(&'a str, &'a str), Vec<&'a ImplSite>>;
+
+/// Every impl site by the capability it implements (`(module, name)`), and
+/// the sites that name no capability.
+pub fn implementations<'a>(set: &'a SpecSet, scan: &'a Scan) -> (ImplsByCapability<'a>, Vec<&'a ImplSite>) {
+    // name → every (module, capability) of that name (two modules may share one)
+    let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (m, c) in set.capabilities() {
-        by_name.insert(c.name.as_str(), (m, c));
+        by_name.entry(c.name.as_str()).or_default().push(m.name.as_str());
     }
-    let mut impls: BTreeMap<(&str, &str), Vec<&ImplSite>> = BTreeMap::new();
+    let mut impls = ImplsByCapability::new();
+    let mut unresolved = Vec::new();
     for site in &scan.impls {
         let resolved = match site.path.as_slice() {
             [] => None,
-            [.., module, name] => by_name.get(name.as_str()).filter(|(m, _)| m.name == *module).copied(),
-            [name] => by_name.get(name.as_str()).copied(),
+            [.., module, name] => by_name.get_key_value(name.as_str()).and_then(|(n, ms)| ms.iter().find(|m| **m == module.as_str()).map(|m| (*m, *n))),
+            [name] => by_name.get_key_value(name.as_str()).and_then(|(n, ms)| if let [m] = ms.as_slice() { Some((*m, *n)) } else { None }),
         };
         match resolved {
-            Some((m, c)) => impls.entry((m.name.as_str(), c.name.as_str())).or_default().push(site),
-            None if site.args_type.is_some() && site.path.is_empty() => out.push(Finding::error(
+            Some(key) => impls.entry(key).or_default().push(site),
+            None => unresolved.push(site),
+        }
+    }
+    (impls, unresolved)
+}
+
+/// Coverage findings for a valid spec set.
+pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
+    let mut out = scan.findings.clone();
+    let (impls, unresolved) = implementations(set, scan);
+    let names: Vec<&str> = set.capabilities().map(|(_, c)| c.name.as_str()).collect();
+    for site in unresolved {
+        if site.args_type.is_some() && site.path.is_empty() {
+            out.push(Finding::error(
                 rule::COVERAGE_UNKNOWN,
                 &site.file,
                 site.pos,
@@ -343,22 +399,21 @@ pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
                     site.fn_name,
                     site.args_type.as_deref().unwrap_or("?")
                 ),
-            )),
-            None => {
-                let written = site.path.join("::");
-                let hint = site
-                    .path
-                    .last()
-                    .and_then(|n| capspec_names::suggest(n, by_name.keys().copied()))
-                    .map(|s| format!("; did you mean `{s}`?"))
-                    .unwrap_or_default();
-                out.push(Finding::error(
-                    rule::COVERAGE_UNKNOWN,
-                    &site.file,
-                    site.pos,
-                    format!("`#[capability({written})]` on `{}` names no capability in the specs{hint}", site.fn_name),
-                ));
-            }
+            ));
+        } else {
+            let written = site.path.join("::");
+            let hint = site
+                .path
+                .last()
+                .and_then(|n| capspec_names::suggest(n, names.iter().copied()))
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            out.push(Finding::error(
+                rule::COVERAGE_UNKNOWN,
+                &site.file,
+                site.pos,
+                format!("`#[capability({written})]` on `{}` names no capability in the specs{hint}", site.fn_name),
+            ));
         }
     }
     // A derive whose spec is not in the set was never exported.
@@ -419,7 +474,7 @@ pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
                 }
             }
         }
-        if !scan.test_words.contains(&c.name) && !scan.test_words.contains(&qualified) {
+        if scan.exercising(&m.name, &c.name).next().is_none() {
             out.push(
                 Finding::error(
                     rule::COVERAGE_UNTESTED,

@@ -22,7 +22,9 @@ mod breaking;
 pub mod check;
 pub mod code_first;
 mod config;
+mod contract;
 mod coverage;
+pub mod coverage_table;
 mod drift;
 mod error;
 mod finding;
@@ -41,6 +43,7 @@ pub mod sync;
 mod yaml;
 
 pub use check::{CheckOptions, assert_fresh, check, check_with};
+pub use coverage_table::CoverageTable;
 pub use error::{BaseError, FatalError};
 pub use finding::{Finding, Severity, Summary};
 pub use model::{CapabilitySpec, Category, ModuleSpec, Schema, SpecSet};

@@ -49,6 +49,7 @@ rules! {
     COVERAGE_DUPLICATE_IMPL = "coverage/duplicate-impl", true, "two fns implement one capability";
     COVERAGE_STUB = "coverage/stub", true, "an impl whose body is still only todo!/unimplemented!";
     COVERAGE_UNTESTED = "coverage/untested", true, "no test exercises the capability";
+    COVERAGE_CONTRACT_UNCHECKED = "coverage/contract-unchecked", true, "with `--base`: a capability whose contract changed (or that is new) while the diff touches no test that exercises it";
     COVERAGE_PARSE = "coverage/parse", false, "a source or test file that cannot be parsed";
     BREAKING_REMOVED_CAPABILITY = "breaking/removed-capability", true, "with --base: a capability was removed (a rename kept in `aliases` is not a removal)";
     BREAKING_REMOVED_MODULE = "breaking/removed-module", true, "with --base: a module was removed";

@@ -95,6 +95,12 @@ enum Command {
         #[command(flatten)]
         root: RootArg,
     },
+    /// Print the coverage table: one row per capability with its category, the fn that
+    /// implements it (file:line), the tests that exercise it (file::test_fn), and the reason of
+    /// its `coverage/untested` [[allow]] entry where no test does. Computed from the same scan
+    /// as check (the [coverage] sources and tests), so it needs no sync; never writes.
+    #[command(after_help = CONFIG_HELP)]
+    Coverage(CoverageArgs),
     /// Validate specs and config, compare every generated file with what the specs produce,
     /// and report every finding (never writes).
     #[command(after_help = check_help())]
@@ -106,8 +112,10 @@ enum Command {
         /// Output format: rustc-like text, one JSON object, GitHub workflow commands, or SARIF 2.1.0.
         #[arg(long, value_enum, default_value_t = FormatArg::Human)]
         format: FormatArg,
-        /// Also compare the specs with those at this git ref (branch, tag, commit, `origin/main`)
-        /// and report breaking changes (`breaking/*`). Read from git; nothing is checked out.
+        /// Also compare the specs with those at this git ref (branch, tag, commit, `origin/main`):
+        /// report breaking changes (`breaking/*`), and every capability whose contract changed
+        /// (or that is new) while the diff touches no test that exercises it
+        /// (`coverage/contract-unchecked`). Read from git; nothing is checked out.
         #[arg(long, value_name = "GIT_REF")]
         base: Option<String>,
         /// With --format json: add "suggested_allow", the [[allow]] entries (TOML) that would
@@ -116,6 +124,21 @@ enum Command {
         #[arg(long, requires = "format")]
         suggest_allow: bool,
     },
+}
+
+#[derive(clap::Args)]
+struct CoverageArgs {
+    #[command(flatten)]
+    root: RootArg,
+    /// Output format: a Markdown table, or JSON (for a CI job or a dashboard).
+    #[arg(long, value_enum, default_value_t = TableFormat::Md)]
+    format: TableFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TableFormat {
+    Md,
+    Json,
 }
 
 #[derive(clap::Args)]
@@ -269,6 +292,26 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Coverage(CoverageArgs { root, format }) => match capspec_codegen::coverage_table::coverage(&root.resolve()) {
+            Ok(coverage) => {
+                print!("{}", match format {
+                    TableFormat::Md => coverage.table.to_markdown(),
+                    TableFormat::Json => coverage.table.to_json(),
+                });
+                if coverage.findings.is_empty() {
+                    ExitCode::SUCCESS
+                } else {
+                    let report = report::Report { findings: coverage.findings, sources: coverage.sources };
+                    eprint!("{}", report::render(&report, Format::Human));
+                    eprintln!("coverage: the specs or config have errors; the table leaves out what they hide");
+                    ExitCode::from(1)
+                }
+            }
+            Err(err) => {
+                eprintln!("error: {err}");
+                ExitCode::from(2)
+            }
+        },
         Command::Check { root, build, format, base, suggest_allow } => {
             if suggest_allow && !matches!(format, FormatArg::Json) {
                 eprintln!("error: --suggest-allow needs --format json");

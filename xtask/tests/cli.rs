@@ -132,3 +132,22 @@ fn suggest_allow_prints_allow_entries_for_coverage_findings() {
     assert_eq!(xtask(&["check", "--root", &root, "--suggest-allow"]).status.code(), Some(2));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn coverage_prints_the_table_of_this_repo() {
+    let root = repo().to_string_lossy().into_owned();
+    let out = xtask(&["coverage", "--root", &root, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let table: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let rows = table["capabilities"].as_array().unwrap();
+    let snapshot = std::fs::read_to_string(repo().join("specs/categories.snap")).unwrap();
+    let listed: Vec<&str> = snapshot.lines().filter(|l| !l.starts_with('#')).map(|l| l.split(' ').next().unwrap()).collect();
+    let names: Vec<&str> = rows.iter().map(|r| r["capability"].as_str().unwrap()).collect();
+    assert_eq!(names, listed, "one row per capability, sorted like the snapshot");
+    // The repo's capabilities are all implemented and tested.
+    assert!(rows.iter().all(|r| !r["implemented_by"].as_array().unwrap().is_empty() && !r["tests"].as_array().unwrap().is_empty()));
+    let md = xtask(&["coverage", "--root", &root]);
+    assert!(stdout(&md).starts_with("| capability | category | implemented by | tests | gap |\n|---|---|---|---|---|\n| `memory.forget` | write |"), "{}", stdout(&md));
+    // The same bytes every run.
+    assert_eq!(stdout(&xtask(&["coverage", "--root", &root, "--format", "json"])), stdout(&out));
+}

@@ -1,0 +1,137 @@
+//! `cargo xtask coverage`: the coverage table — one row per capability with
+//! its category, the fn that implements it, the tests that exercise it, and
+//! the written reason where no test does. Computed from the same scan as
+//! `check`, so it cannot rot and needs no `sync` when a test changes; the
+//! gap reasons stay where they are, in `capspec.toml`'s `[[allow]]` entries.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::config::Allow;
+use crate::coverage::{self, Scan};
+use crate::error::FatalError;
+use crate::finding::Finding;
+use crate::model::SpecSet;
+use crate::rules as rule;
+use crate::source::Sources;
+
+/// Where a capability is implemented.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Site {
+    /// Relative to the project root.
+    pub file: String,
+    /// 1-based line of its `#[capability]` attribute.
+    pub line: u32,
+}
+
+/// One capability's row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Row {
+    /// `module.name`.
+    pub capability: String,
+    /// `read`, `write`, `execute` or `external`.
+    pub category: &'static str,
+    /// The `#[capability]` fns implementing it (more than one is a
+    /// `coverage/duplicate-impl` finding).
+    pub implemented_by: Vec<Site>,
+    /// The test fns that exercise it, as `file::test_fn`, sorted.
+    pub tests: Vec<String>,
+    /// Why no test exercises it: the reason of the matching
+    /// `[[allow]] rule = "coverage/untested"` entry, when there is one.
+    pub gap: Option<String>,
+}
+
+/// The coverage table, one row per capability, sorted by module then name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CoverageTable {
+    /// The rows.
+    pub capabilities: Vec<Row>,
+}
+
+/// What `coverage` produced: the table of every capability that loads, and
+/// the findings that make it partial (spec or config errors), with the
+/// texts they point into.
+#[derive(Debug)]
+pub struct Coverage {
+    /// The table.
+    pub table: CoverageTable,
+    /// Errors in the specs or config: the table leaves out what they hide.
+    pub findings: Vec<Finding>,
+    /// The texts the findings point into.
+    pub sources: Sources,
+}
+
+/// Open the project at `root`, scan its sources and tests, and build the table.
+pub fn coverage(root: &Path) -> Result<Coverage, FatalError> {
+    let project = crate::project::open(root)?;
+    let blocked = project.is_blocked();
+    let Some(config) = project.config.clone() else {
+        let (findings, sources) = project.into_findings();
+        return Ok(Coverage { table: CoverageTable { capabilities: Vec::new() }, findings, sources });
+    };
+    let scan = coverage::scan(root, &config);
+    let table = table(&project.loaded.set, &scan, &config.allow);
+    let (findings, sources) = if blocked { project.into_findings() } else { (Vec::new(), Sources::default()) };
+    Ok(Coverage { table, findings, sources })
+}
+
+/// The table of `set` from `scan`, gap reasons from `allows`.
+pub(crate) fn table(set: &SpecSet, scan: &Scan, allows: &[Allow]) -> CoverageTable {
+    let (impls, _) = coverage::implementations(set, scan);
+    let capabilities = set
+        .capabilities()
+        .map(|(m, c)| {
+            let mut implemented_by: Vec<Site> = impls
+                .get(&(m.name.as_str(), c.name.as_str()))
+                .map(|sites| sites.iter().map(|s| Site { file: s.file.clone(), line: s.pos.line }).collect())
+                .unwrap_or_default();
+            implemented_by.sort();
+            let mut tests: Vec<String> = scan.exercising(&m.name, &c.name).map(|t| t.label()).collect();
+            tests.sort();
+            tests.dedup();
+            let file = c.file(m);
+            let gap = if tests.is_empty() {
+                allows
+                    .iter()
+                    .find(|a| {
+                        a.rule == rule::COVERAGE_UNTESTED
+                            && (a.capability.as_deref() == Some(c.name.as_str()) || a.file.as_deref() == Some(file))
+                    })
+                    .map(|a| a.reason.clone())
+            } else {
+                None
+            };
+            Row { capability: format!("{}.{}", m.name, c.name), category: c.category.as_str(), implemented_by, tests, gap }
+        })
+        .collect();
+    CoverageTable { capabilities }
+}
+
+impl CoverageTable {
+    /// The table as Markdown: one row per capability.
+    pub fn to_markdown(&self) -> String {
+        // Cell text cannot break the table: `|` is escaped, line breaks folded.
+        let cell = |text: &str| text.replace('\\', "\\\\").replace('|', "\\|").split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut out = String::from("| capability | category | implemented by | tests | gap |\n|---|---|---|---|---|\n");
+        for row in &self.capabilities {
+            let sites = row.implemented_by.iter().map(|s| format!("`{}:{}`", s.file, s.line)).collect::<Vec<_>>().join("<br>");
+            let tests = row.tests.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join("<br>");
+            let gap = match (&row.gap, row.tests.is_empty()) {
+                (Some(reason), _) => cell(reason),
+                (None, true) => "**untested**".to_string(),
+                (None, false) => String::new(),
+            };
+            let sites = if sites.is_empty() { "**unimplemented**".to_string() } else { sites };
+            out.push_str(&format!("| `{}` | {} | {sites} | {tests} | {gap} |\n", row.capability, row.category));
+        }
+        out
+    }
+
+    /// The table as JSON (what a CI job or a dashboard reads).
+    pub fn to_json(&self) -> String {
+        let mut out = serde_json::to_string_pretty(self).expect("the table serializes");
+        out.push('\n');
+        out
+    }
+}
