@@ -43,6 +43,7 @@ pub mod sync;
 mod yaml;
 
 pub use check::{CheckOptions, assert_fresh, check, check_with};
+pub use config::CONFIG_FILE;
 pub use coverage_table::CoverageTable;
 pub use error::{BaseError, FatalError};
 pub use finding::{Finding, Severity, Summary};

@@ -1,0 +1,195 @@
+//! The flags: clap's derive types for every command, and their help.
+
+use std::path::{Path, PathBuf};
+
+use capspec_codegen::code_first::{CodeFirstInput, ExportFailure};
+use clap::{Parser, Subcommand, ValueEnum};
+
+pub(crate) const CONFIG_HELP: &str = "\
+PROJECT CONFIG (capspec.toml, in the root; paths relative to it):
+  specs = \"specs\"                      spec directory, searched recursively for *.yaml/*.yml (required)
+  snapshot = \"<specs>/categories.snap\" category snapshot file
+  [generate]
+  rust = \"src/generated\"               Rust bindings
+  js = \"guest\"                         guest JS facades and .d.ts
+  catalog = \"catalog\"                  prompt catalog and capabilities.json
+  specifier = \"@capspec/host\"          guest import prefix: \"@capspec/host/<module>\"
+  bridge = \"capspec:bridge\"            private bridge module the facades import
+  editor_schema = \"…\"                  where to write the spec format's JSON Schema for editors
+                                       (not written unless set)
+  [coverage]
+  sources = [\"src\"]                    scanned for #[capability] fns and #[derive(Capability)] structs
+  tests = [\"tests\"]                    scanned for tests that exercise capabilities
+  [code_first]
+  packages = []                        Cargo packages whose #[derive(Capability)] specs join the YAML
+                                       specs (sync/check build their lib tests to export them)
+  record = \"<specs>/code-first.json\"   generated record of what they last exported
+  [[allow]]                            suppress one coverage/* or breaking/* finding:
+  rule = \"…\"  capability = \"…\" (or file = \"…\")  reason = \"a real reason\"
+
+EXIT CODES:
+  0  nothing to report (warnings allowed)
+  1  at least one error finding
+  2  the command could not run (no config, unreadable root, bad flag)";
+
+/// `check --help`: the rule table, then the config keys and exit codes.
+pub(crate) fn check_help() -> String {
+    format!("{}\n\n{CONFIG_HELP}", capspec_codegen::rules::help())
+}
+
+#[derive(Parser)]
+#[command(
+    name = "cargo capspec",
+    about = "capspec: keep capabilities in one declarative place and fail CI when anything drifts from it",
+    after_help = CONFIG_HELP
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum ImportSource {
+    /// MCP `tools/list` entries: files holding one tool object each, a `{"tools": [...]}`
+    /// document, or directories of such files. Category: readOnlyHint → read;
+    /// destructiveHint → execute; openWorldHint → external; otherwise write.
+    Mcp {
+        /// Files or directories to import.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The module name (and file stem) of the spec to write.
+        #[arg(long)]
+        module: String,
+        /// Directory to write `<module>.yaml` into.
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Turn another tool surface into a capspec spec file.
+    #[command(subcommand)]
+    Import(ImportSource),
+    /// Regenerate every artifact from the specs; write only what changed, remove orphaned
+    /// generated files. With spec errors nothing is written.
+    #[command(after_help = CONFIG_HELP)]
+    ///
+    /// Code-first specs are exported by building the [code_first] packages' lib tests; a
+    /// package that does not build keeps its recorded specs, the rest is still regenerated,
+    /// and sync exits 1.
+    Sync {
+        #[command(flatten)]
+        root: RootArg,
+        #[command(flatten)]
+        build: BuildArg,
+    },
+    /// Append a ready-to-fill #[capability] fn for every capability without an impl to
+    /// <first coverage source>/capabilities/<module>.rs (never touching existing code).
+    #[command(after_help = CONFIG_HELP)]
+    Scaffold {
+        #[command(flatten)]
+        root: RootArg,
+    },
+    /// Print the coverage table: one row per capability with its category, the fn that
+    /// implements it (file:line), the tests that exercise it (file::test_fn), and the reason of
+    /// its `coverage/untested` [[allow]] entry where no test does. Computed from the same scan
+    /// as check (the [coverage] sources and tests), so it needs no sync; never writes.
+    #[command(after_help = CONFIG_HELP)]
+    Coverage(CoverageArgs),
+    /// Validate specs and config, compare every generated file with what the specs produce,
+    /// and report every finding (never writes).
+    #[command(after_help = check_help())]
+    Check {
+        #[command(flatten)]
+        root: RootArg,
+        #[command(flatten)]
+        build: BuildArg,
+        /// Output format: rustc-like text, one JSON object, GitHub workflow commands, or SARIF 2.1.0.
+        #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+        format: FormatArg,
+        /// Also compare the specs with those at this git ref (branch, tag, commit, `origin/main`):
+        /// report breaking changes (`breaking/*`), and every capability whose contract changed
+        /// (or that is new) while the diff touches no test that exercises it
+        /// (`coverage/contract-unchecked`). Read from git; nothing is checked out.
+        #[arg(long, value_name = "GIT_REF")]
+        base: Option<String>,
+        /// With --format json: add "suggested_allow", the [[allow]] entries (TOML) that would
+        /// suppress every coverage/* and breaking/* finding — to adopt capspec on an existing
+        /// surface. Each entry needs a real reason before check accepts it.
+        #[arg(long, requires = "format")]
+        suggest_allow: bool,
+    },
+}
+
+#[derive(clap::Args)]
+pub(crate) struct CoverageArgs {
+    #[command(flatten)]
+    pub(crate) root: RootArg,
+    /// Output format: a Markdown table, or JSON (for a CI job or a dashboard).
+    #[arg(long, value_enum, default_value_t = TableFormat::Md)]
+    pub(crate) format: TableFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum TableFormat {
+    Md,
+    Json,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct RootArg {
+    /// The project root: a directory holding capspec.toml (need not be a Cargo project, unless
+    /// [code_first] lists packages: cargo builds them from here). Defaults to the nearest
+    /// directory holding capspec.toml at or above the current one — or above the xtask
+    /// package, when run as `cargo xtask`.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+}
+
+impl RootArg {
+    pub(crate) fn resolve(&self) -> PathBuf {
+        self.root.clone().unwrap_or_else(default_root)
+    }
+}
+
+#[derive(clap::Args)]
+pub(crate) struct BuildArg {
+    /// Take code-first specs from the record file instead of building the [code_first]
+    /// packages (their specs are then not compared with the code).
+    #[arg(long)]
+    no_build: bool,
+}
+
+impl BuildArg {
+    /// Export the code-first specs unless `--no-build`: the input for
+    /// `open_with` and the packages that failed. Without a readable config
+    /// or packages there is nothing to build (the library reports the rest).
+    pub(crate) fn export(&self, root: &Path) -> (Option<CodeFirstInput>, Vec<ExportFailure>) {
+        let plan = if self.no_build { None } else { capspec_codegen::code_first::ExportPlan::of(root) };
+        let Some(plan) = plan else { return (None, Vec::new()) };
+        eprintln!("exporting code-first specs: cargo test --lib -p {}", plan.packages().join(" -p "));
+        let (input, failures) = plan.run();
+        (Some(input), failures)
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum FormatArg {
+    Human,
+    Json,
+    Github,
+    Sarif,
+}
+
+/// The nearest directory holding `capspec.toml`, at or above where the
+/// command runs: the package `cargo run` started (`cargo xtask` runs the
+/// xtask package, inside the workspace), else the current directory. When
+/// there is none, the starting directory (the config error then names it).
+fn default_root() -> PathBuf {
+    let start = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."));
+    start.ancestors().find(|dir| dir.join(capspec_codegen::CONFIG_FILE).is_file()).map(Path::to_path_buf).unwrap_or(start)
+}

@@ -1,0 +1,165 @@
+//! Running each command: call the library, print, and choose the exit code.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use capspec_codegen::report::{self, Format};
+use clap::{CommandFactory, FromArgMatches};
+
+use crate::args::{Cli, Command, CoverageArgs, FormatArg, ImportSource, TableFormat};
+
+/// Parse `args` (the program name first) and run the command.
+pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> ExitCode {
+    let cli = match Cli::command().bin_name(bin_name).name(bin_name).try_get_matches_from(args).and_then(|m| Cli::from_arg_matches(&m)) {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match cli.command {
+        Command::Import(ImportSource::Mcp { paths, module, out }) => {
+            let refs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
+            let imported = capspec_codegen::import::read_tools(&refs).and_then(|tools| capspec_codegen::import::import(&module, &tools));
+            match imported {
+                Ok(imported) => {
+                    let target = out.join(format!("{module}.yaml"));
+                    if let Err(e) = std::fs::create_dir_all(&out).and_then(|()| std::fs::write(&target, &imported.yaml)) {
+                        eprintln!("error: cannot write `{}`: {e}", target.display());
+                        return ExitCode::from(2);
+                    }
+                    let report = report::Report { findings: imported.findings, sources: Default::default() };
+                    if !report.findings.is_empty() {
+                        print!("{}", report::render(&report, Format::Human));
+                    }
+                    println!("imported {} tools into {}", imported.capabilities.len(), target.display());
+                    ExitCode::from(report.exit_code() as u8)
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Sync { root, build } => {
+            let root = root.resolve();
+            let (input, failures) = build.export(&root);
+            for failure in &failures {
+                eprintln!("warning: {}", failure.message);
+                eprintln!(
+                    "  `{}` keeps the code-first specs recorded at its last export; everything else is regenerated (run `cargo xtask sync` again once it builds)",
+                    failure.package
+                );
+            }
+            match capspec_codegen::sync_with(&root, input.as_ref()) {
+                Ok(outcome) if !outcome.findings.is_empty() => {
+                    let report = report::Report { findings: outcome.findings, sources: outcome.sources };
+                    print!("{}", report::render(&report, Format::Human));
+                    eprintln!("sync: the specs have errors; nothing was written");
+                    ExitCode::from(1)
+                }
+                Ok(outcome) => {
+                    for path in &outcome.written {
+                        println!("wrote    {path}");
+                    }
+                    for path in &outcome.removed {
+                        println!("removed  {path}");
+                    }
+                    println!(
+                        "sync: {} written, {} removed, {} unchanged",
+                        outcome.written.len(),
+                        outcome.removed.len(),
+                        outcome.unchanged
+                    );
+                    if failures.is_empty() {
+                        ExitCode::SUCCESS
+                    } else {
+                        eprintln!("sync: {} code-first package(s) could not be exported (see above)", failures.len());
+                        ExitCode::from(1)
+                    }
+                }
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Scaffold { root } => {
+            let root = root.resolve();
+            match capspec_codegen::scaffold::scaffold(&root) {
+                Ok(outcome) if !outcome.findings.is_empty() => {
+                    let report = report::Report { findings: outcome.findings, sources: outcome.sources };
+                    print!("{}", report::render(&report, Format::Human));
+                    eprintln!("scaffold: the specs have errors; nothing was written");
+                    ExitCode::from(1)
+                }
+                Ok(outcome) => {
+                    for (file, caps) in &outcome.written {
+                        println!("stubbed  {file}: {}", caps.join(", "));
+                    }
+                    if !outcome.created.is_empty() {
+                        println!(
+                            "new files: {} — declare them as modules (`mod capabilities;` with `mod <module>;`) so they compile; \
+                             `cargo xtask check` reports each stub as coverage/stub until it is filled in",
+                            outcome.created.join(", ")
+                        );
+                    }
+                    if outcome.written.is_empty() {
+                        println!("scaffold: every capability has an impl; nothing to do");
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Coverage(CoverageArgs { root, format }) => match capspec_codegen::coverage_table::coverage(&root.resolve()) {
+            Ok(coverage) => {
+                print!("{}", match format {
+                    TableFormat::Md => coverage.table.to_markdown(),
+                    TableFormat::Json => coverage.table.to_json(),
+                });
+                if coverage.findings.is_empty() {
+                    ExitCode::SUCCESS
+                } else {
+                    let report = report::Report { findings: coverage.findings, sources: coverage.sources };
+                    eprint!("{}", report::render(&report, Format::Human));
+                    eprintln!("coverage: the specs or config have errors; the table leaves out what they hide");
+                    ExitCode::from(1)
+                }
+            }
+            Err(err) => {
+                eprintln!("error: {err}");
+                ExitCode::from(2)
+            }
+        },
+        Command::Check { root, build, format, base, suggest_allow } => {
+            if suggest_allow && !matches!(format, FormatArg::Json) {
+                eprintln!("error: --suggest-allow needs --format json");
+                return ExitCode::from(2);
+            }
+            let root = root.resolve();
+            let (code_first, export_failures) = build.export(&root);
+            let options = capspec_codegen::CheckOptions { base, code_first, export_failures };
+            match capspec_codegen::check_with(&root, &options) {
+                Ok(report) => {
+                    let format = match format {
+                        FormatArg::Human => Format::Human,
+                        FormatArg::Json => Format::Json,
+                        FormatArg::Github => Format::Github,
+                        FormatArg::Sarif => Format::Sarif,
+                    };
+                    let text = if suggest_allow { report::json_with_suggestions(&report) } else { report::render(&report, format) };
+                    print!("{text}");
+                    ExitCode::from(report.exit_code() as u8)
+                }
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! The capspec command line, once: `sync`, `check`, `scaffold`, `coverage`,
+//! `import` and `init`, as a library a project's `xtask` calls in one line
+//! and as the `cargo-capspec` binary (`cargo install capspec-cli`, then
+//! `cargo capspec check`).
+//!
+//! A project's `xtask/src/main.rs`:
+//!
+//! ```no_run
+//! fn main() -> std::process::ExitCode {
+//!     capspec_cli::main()
+//! }
+//! ```
+//!
+//! Commands, flags, output and exit codes are the same whichever way it
+//! runs: `0` nothing to report, `1` at least one error finding, `2` the
+//! command could not run.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+mod args;
+mod commands;
+mod init;
+
+/// Run the command line on this process's arguments. Called as the cargo
+/// subcommand `cargo capspec …` (argument 1 is then `capspec`) it shows
+/// itself as `cargo capspec`; otherwise as `cargo xtask`.
+pub fn main() -> ExitCode {
+    run(std::env::args_os())
+}
+
+/// Run the command line on `args` (the program name first), as [`main`]
+/// does with the process's arguments.
+pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let mut args: Vec<OsString> = args.into_iter().collect();
+    let as_subcommand = args.get(1).is_some_and(|a| a == "capspec")
+        && args.first().and_then(|p| std::path::Path::new(p).file_stem()).is_some_and(|s| s.to_string_lossy().starts_with("cargo-capspec"));
+    let bin_name = if as_subcommand {
+        args.remove(1);
+        "cargo capspec"
+    } else {
+        "cargo xtask"
+    };
+    commands::run(args, bin_name)
+}
