@@ -80,12 +80,39 @@ pub fn marker_line(source: &str) -> String {
 /// fingerprints: it changes whenever the hashed text changes and is the same
 /// on every machine (it is not a security boundary).
 pub fn fingerprint(text: &str) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in text.as_bytes() {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    let mut hasher = Fingerprinter::default();
+    hasher.add(text.as_bytes());
+    hasher.finish()
+}
+
+/// [`fingerprint`] built up in pieces, or written to with `write!` — so a
+/// value's `Debug` form can be hashed without being built as one string.
+pub(crate) struct Fingerprinter(u64);
+
+impl Default for Fingerprinter {
+    fn default() -> Fingerprinter {
+        Fingerprinter(0xcbf2_9ce4_8422_2325)
     }
-    format!("{hash:016x}")
+}
+
+impl Fingerprinter {
+    pub(crate) fn add(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    pub(crate) fn finish(&self) -> String {
+        format!("{:016x}", self.0)
+    }
+}
+
+impl std::fmt::Write for Fingerprinter {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.add(s.as_bytes());
+        Ok(())
+    }
 }
 
 /// The contract fingerprint of a capability: category, description, input

@@ -4,8 +4,8 @@
 //! rendering a module's Rust is the slowest step, and most modules do not
 //! change between runs.
 
-use crate::model::ModuleSpec;
-use super::artifact::{fingerprint, marker_line};
+use crate::model::{CapabilitySpec, ModuleSpec};
+use super::artifact::{Fingerprinter, fingerprint, marker_line};
 use super::rust::module_file;
 
 /// Everything a module's Rust file is made from, hashed: the generator (its
@@ -34,12 +34,19 @@ pub fn module_inputs_key(module: &ModuleSpec, facade: &str, catalog: &str) -> St
         )
     });
     // The spec's Debug form holds every field, so a field added to the model
-    // is part of the key without anyone remembering to add it here.
-    let mut unplaced = module.clone();
-    for cap in &mut unplaced.capabilities {
-        cap.pos = Default::default();
+    // is part of the key without anyone remembering to add it here. It is
+    // hashed as it is written (no string is built); positions are left out.
+    use std::fmt::Write;
+    let mut key = Fingerprinter::default();
+    let _ = write!(key, "{generator}\n{}\n{}\n{}\n", module.name, module.description, module.file);
+    for cap in &module.capabilities {
+        let unplaced = CapabilitySpec { pos: Default::default(), ..cap.clone() };
+        let _ = write!(key, "{unplaced:?}\n");
     }
-    fingerprint(&format!("{generator}\n{unplaced:?}\n{facade}\n{catalog}"))
+    key.add(facade.as_bytes());
+    key.add(b"\n");
+    key.add(catalog.as_bytes());
+    key.finish()
 }
 
 /// The body of a generated Rust file (everything after its marker line)
