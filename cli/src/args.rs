@@ -91,6 +91,19 @@ pub(crate) enum Command {
         #[command(flatten)]
         root: RootArg,
     },
+    /// Adopt capspec in an existing Cargo package (or a member of a workspace): write
+    /// capspec.toml, an example spec module with its impl and a test, the xtask crate and
+    /// its `cargo xtask` alias, a freshness test, a GitHub Actions workflow and the
+    /// dev-profile override for the generator, then generate the bindings. Never overwrites
+    /// an existing file, alias or xtask: it adds entries to manifests and says what it kept.
+    Init {
+        /// The Cargo package that will host the capabilities. Defaults to the current directory.
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+        /// Depend on a local capspec checkout (path dependencies) instead of crates.io.
+        #[arg(long, value_name = "DIR")]
+        capspec_path: Option<PathBuf>,
+    },
     /// Print the coverage table: one row per capability with its category, the fn that
     /// implements it (file:line), the tests that exercise it (file::test_fn), and the reason of
     /// its `coverage/untested` [[allow]] entry where no test does. Computed from the same scan

@@ -115,6 +115,31 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> Exit
                 }
             }
         }
+        Command::Init { root, capspec_path } => {
+            let root = root.or_else(|| std::env::current_dir().ok()).unwrap_or_else(|| PathBuf::from("."));
+            match crate::init::init(&root, capspec_path.as_deref()) {
+                Ok(outcome) => {
+                    for path in &outcome.written {
+                        println!("wrote    {path}");
+                    }
+                    for edit in &outcome.edited {
+                        println!("edited   {edit}");
+                    }
+                    for kept in &outcome.kept {
+                        println!("kept     {kept}");
+                    }
+                    for note in &outcome.notes {
+                        println!("note:    {note}");
+                    }
+                    println!("init: done; next `cargo xtask check` and `cargo test`");
+                    ExitCode::SUCCESS
+                }
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Command::Coverage(CoverageArgs { root, format }) => match capspec_codegen::coverage_table::coverage(&root.resolve()) {
             Ok(coverage) => {
                 print!("{}", match format {

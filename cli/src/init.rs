@@ -1,1 +1,413 @@
-//! placeholder
+//! `cargo capspec init`: adopt capspec in an existing Cargo package or
+//! workspace. It writes the config, an example module with its impl and a
+//! test, the `xtask` crate and its alias, a freshness test, a CI workflow
+//! and the dev-profile override, then runs `sync` so the project builds at
+//! once. It never overwrites a file, an alias or an xtask: it adds entries
+//! to manifests and says what it kept.
+
+use std::path::{Path, PathBuf};
+
+/// What `init` did, path by path (relative to the package root).
+#[derive(Debug, Default)]
+pub(crate) struct Outcome {
+    pub(crate) written: Vec<String>,
+    pub(crate) edited: Vec<String>,
+    pub(crate) kept: Vec<String>,
+    pub(crate) notes: Vec<String>,
+}
+
+/// Where the capspec crates come from in the new manifests.
+enum Source {
+    /// crates.io, this version.
+    Registry(&'static str),
+    /// A local capspec checkout.
+    Path(PathBuf),
+}
+
+impl Source {
+    fn dep(&self, krate: &str, folder: &str) -> String {
+        match self {
+            Source::Registry(version) => format!("{krate} = \"{version}\""),
+            Source::Path(dir) => format!("{krate} = {{ path = {} }}", toml_string(&dir.join(folder).to_string_lossy())),
+        }
+    }
+}
+
+/// A TOML basic string.
+fn toml_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The package at `root` adopts capspec. `Err` (exit 2) when `root` holds
+/// no Cargo package or a file cannot be read or written.
+pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, String> {
+    let manifest = root.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest)
+        .map_err(|e| format!("no Cargo.toml in `{}` ({e}); run init in the Cargo package that will host the capabilities", root.display()))?;
+    if !has_table(&text, "package") {
+        return Err(format!(
+            "`{}` holds no [package] (a virtual workspace); run init with --root pointing at the member that will host the capabilities",
+            manifest.display()
+        ));
+    }
+    let source = match capspec_path {
+        Some(dir) => {
+            let dir = dir.canonicalize().map_err(|e| format!("--capspec-path `{}`: {e}", dir.display()))?;
+            if !dir.join("runtime/Cargo.toml").is_file() || !dir.join("cli/Cargo.toml").is_file() {
+                return Err(format!("--capspec-path `{}` is not a capspec checkout (no runtime/ and cli/ crates)", dir.display()));
+            }
+            Source::Path(dir)
+        }
+        None => Source::Registry(concat!("=", env!("CARGO_PKG_VERSION"))),
+    };
+    let workspace = root.ancestors().find(|dir| std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|t| has_table(&t, "workspace"))).map(Path::to_path_buf);
+    let mut out = Outcome::default();
+    let rel = |path: &Path| path.strip_prefix(root).map(|p| p.to_string_lossy().replace('\\', "/")).unwrap_or_else(|_| path.display().to_string());
+
+    // Files of the package.
+    let files: [(&str, String); 6] = [
+        ("capspec.toml", CONFIG.to_string()),
+        ("specs/example.yaml", SPEC.to_string()),
+        ("src/capabilities/mod.rs", "//! The implementations of the capabilities declared in `specs/`.\n\npub mod example;\n".to_string()),
+        ("src/capabilities/example.rs", EXAMPLE_IMPL.to_string()),
+        ("tests/capspec_fresh.rs", FRESHNESS_TEST.to_string()),
+        ("src/lib.rs", LIB.to_string()),
+    ];
+    for (path, contents) in &files {
+        write_new(root, path, contents, &mut out)?;
+    }
+    if out.kept.iter().any(|k| k.starts_with("src/lib.rs")) {
+        out.notes.push("src/lib.rs exists and was kept: add `pub mod capabilities;` and `pub mod generated;` to it so the example compiles".into());
+    }
+
+    // The package's dependencies.
+    let mut manifest_text = text;
+    let mut added = Vec::new();
+    for (table, krate, folder) in [("dependencies", "capspec", "runtime"), ("dev-dependencies", "capspec-codegen", "codegen")] {
+        if add_entry(&mut manifest_text, table, krate, &source.dep(krate, folder)) {
+            added.push(format!("[{table}] {krate}"));
+        }
+    }
+
+    // The workspace: the package becomes one when it is in none.
+    let ws_root = match &workspace {
+        Some(dir) => dir.clone(),
+        None => {
+            manifest_text.push_str("\n[workspace]\nmembers = [\".\", \"xtask\"]\n");
+            added.push("[workspace] members = [\".\", \"xtask\"]".into());
+            root.to_path_buf()
+        }
+    };
+    // Every edit of the package manifest happens before it is written once.
+    let same_manifest = ws_root == root;
+    let mut ws_text = if same_manifest { manifest_text.clone() } else { std::fs::read_to_string(ws_root.join("Cargo.toml")).map_err(|e| e.to_string())? };
+    let xtask_dir = ws_root.join("xtask");
+    if xtask_dir.exists() {
+        out.kept.push(format!("{} (an xtask exists: make its main `capspec_cli::main()` to get the capspec commands)", rel(&xtask_dir)));
+    } else {
+        if workspace.is_some() && add_member(&mut ws_text, "xtask") {
+            added.push("[workspace] members += \"xtask\"".into());
+        }
+        let cli = source.dep("capspec-cli", "cli");
+        write_new(&ws_root, "xtask/Cargo.toml", &XTASK_MANIFEST.replace("{cli}", &cli), &mut out)?;
+        write_new(&ws_root, "xtask/src/main.rs", XTASK_MAIN, &mut out)?;
+        fix_paths(&mut out, &ws_root, root);
+    }
+    for krate in ["capspec-codegen", "capspec-cli", "capspec-names"] {
+        let header = format!("[profile.dev.package.{krate}]");
+        if !ws_text.contains(&header) {
+            ws_text.push_str(&format!("\n{header}\nopt-level = 3\n"));
+            if krate == "capspec-codegen" {
+                added.push("dev-profile override: the generator crates at opt-level 3".into());
+            }
+        }
+    }
+    if same_manifest {
+        manifest_text = ws_text;
+    } else if write_if_changed(&ws_root.join("Cargo.toml"), &ws_text)? {
+        out.edited.push(format!("{}: {}", rel(&ws_root.join("Cargo.toml")), "members += \"xtask\", dev-profile override"));
+    }
+    if !added.is_empty() && write_if_changed(&manifest, &manifest_text)? {
+        out.edited.push(format!("Cargo.toml: {}", added.join(", ")));
+    }
+
+    // The `cargo xtask` alias.
+    let config = ws_root.join(".cargo/config.toml");
+    let config_text = std::fs::read_to_string(&config).unwrap_or_default();
+    let config_rel = rel(&config);
+    if config_text.lines().any(|l| l.trim_start().starts_with("xtask")) {
+        out.kept.push(format!("{config_rel} (it already has an `xtask` alias)"));
+    } else {
+        let mut new_text = config_text.clone();
+        add_entry(&mut new_text, "alias", "xtask", "xtask = \"run --quiet --package xtask --\"");
+        write_if_changed(&config, &new_text)?;
+        if config_text.is_empty() { out.written.push(config_rel) } else { out.edited.push(format!("{config_rel}: the `xtask` alias")) }
+    }
+    write_new(&ws_root, ".github/workflows/capspec.yml", WORKFLOW, &mut out)?;
+    fix_paths(&mut out, &ws_root, root);
+
+    // Generate the bindings now, so the package builds right away.
+    match capspec_codegen::sync(root) {
+        Ok(outcome) if outcome.findings.is_empty() => {
+            out.notes.push(format!("sync: {} generated files written", outcome.written.len()));
+        }
+        Ok(_) => out.notes.push("the specs have errors; run `cargo xtask check` to see them".into()),
+        Err(e) => out.notes.push(format!("sync could not run: {e}")),
+    }
+    Ok(out)
+}
+
+/// Paths written relative to the workspace root, shown relative to the package.
+fn fix_paths(out: &mut Outcome, ws_root: &Path, root: &Path) {
+    if ws_root == root {
+        return;
+    }
+    let prefix = pathdiff(ws_root, root);
+    for list in [&mut out.written, &mut out.kept] {
+        for p in list.iter_mut() {
+            if p.starts_with("xtask/") || p.starts_with(".github/") || p.starts_with(".cargo/") {
+                *p = format!("{prefix}{p}");
+            }
+        }
+    }
+}
+
+/// `../` for each level `root` is below `ws_root`.
+fn pathdiff(ws_root: &Path, root: &Path) -> String {
+    let depth = root.strip_prefix(ws_root).map(|p| p.components().count()).unwrap_or(0);
+    "../".repeat(depth)
+}
+
+/// Write `path` under `base` unless it exists (then it is kept).
+fn write_new(base: &Path, path: &str, contents: &str, out: &mut Outcome) -> Result<(), String> {
+    let full = base.join(path);
+    if full.exists() {
+        out.kept.push(format!("{path} (exists)"));
+        return Ok(());
+    }
+    if let Some(parent) = full.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create `{}`: {e}", parent.display()))?;
+    }
+    std::fs::write(&full, contents).map_err(|e| format!("cannot write `{}`: {e}", full.display()))?;
+    out.written.push(path.to_string());
+    Ok(())
+}
+
+fn write_if_changed(path: &Path, text: &str) -> Result<bool, String> {
+    if std::fs::read_to_string(path).is_ok_and(|t| t == text) {
+        return Ok(false);
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create `{}`: {e}", parent.display()))?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+    Ok(true)
+}
+
+/// Whether a TOML text has the table `[name]` (a header line).
+fn has_table(text: &str, name: &str) -> bool {
+    text.lines().any(|l| l.trim() == format!("[{name}]"))
+}
+
+/// Add `line` (the entry for `key`) to `[table]`, creating the table at the
+/// end; `false` when the table already has `key`.
+fn add_entry(text: &mut String, table: &str, key: &str, line: &str) -> bool {
+    let header = format!("[{table}]");
+    let lines: Vec<&str> = text.lines().collect();
+    match lines.iter().position(|l| l.trim() == header) {
+        Some(at) => {
+            let end = lines[at + 1..].iter().position(|l| l.trim_start().starts_with('[')).map_or(lines.len(), |i| at + 1 + i);
+            let has_key = lines[at + 1..end].iter().any(|l| l.split('=').next().is_some_and(|k| k.trim() == key));
+            if has_key {
+                return false;
+            }
+            let mut new: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            new.insert(at + 1, line.to_string());
+            *text = new.join("\n") + "\n";
+        }
+        None => {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&format!("{header}\n{line}\n"));
+        }
+    }
+    true
+}
+
+/// Add `member` to `[workspace] members`; `false` when it is there already
+/// or the workspace lists no members (then cargo finds none to add to).
+fn add_member(text: &mut String, member: &str) -> bool {
+    let quoted = format!("\"{member}\"");
+    let Some(start) = text.find("members") else { return false };
+    let Some(open) = text[start..].find('[').map(|i| start + i) else { return false };
+    let Some(close) = text[open..].find(']').map(|i| open + i) else { return false };
+    if text[open..close].contains(&quoted) {
+        return false;
+    }
+    let inside = text[open + 1..close].trim();
+    let insert = if inside.is_empty() { quoted } else { format!("{quoted}, ") };
+    text.insert_str(open + 1, &insert);
+    true
+}
+
+const CONFIG: &str = r#"# capspec: this package's capabilities are declared in specs/; `cargo xtask sync`
+# generates the bindings, facades and catalog, `cargo xtask check` fails on drift.
+specs = "specs"
+
+[generate]
+rust = "src/generated"
+js = "guest"
+catalog = "catalog"
+
+[coverage]
+sources = ["src"]
+tests = ["src", "tests"]
+"#;
+
+const SPEC: &str = r#"module: example
+description: An example module written by `cargo capspec init`; replace it with your own.
+capabilities:
+  - name: read_greeting
+    category: read
+    description: Greet someone by name with the saved greeting.
+    input:
+      type: object
+      properties:
+        name: { type: string, minLength: 1, description: Who to greet. }
+      required: [name]
+    output:
+      type: object
+      properties:
+        text: { type: string }
+      required: [text]
+  - name: save_greeting
+    category: write
+    description: Save the greeting every later read uses.
+    input:
+      type: object
+      properties:
+        template: { type: string, minLength: 1, description: "The greeting; `{name}` stands for the name." }
+      required: [template]
+"#;
+
+const LIB: &str = r#"//! This package's capabilities: declared in `specs/`, generated into
+//! `src/generated` by `cargo xtask sync`, implemented in `src/capabilities`.
+
+pub mod capabilities;
+pub mod generated;
+"#;
+
+const EXAMPLE_IMPL: &str = r##"//! The example capabilities of `specs/example.yaml`. Each `#[capability]` fn
+//! implements one spec; `capspec::Registry::new(generated::MODULES)` finds
+//! them, and `invoke` is the one way they are called.
+
+use std::sync::Mutex;
+
+use capspec::{CapResult, Run, capability};
+
+use crate::generated::example;
+
+/// The saved greeting; `None` until `save_greeting` runs.
+static TEMPLATE: Mutex<Option<String>> = Mutex::new(None);
+
+#[capability(example::read_greeting)]
+async fn read_greeting(_run: &Run, args: example::read_greeting::Args) -> CapResult<example::read_greeting::Output> {
+    let template = TEMPLATE.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_else(|| "Hello, {name}!".into());
+    Ok(example::read_greeting::Output { text: template.replace("{name}", &args.name) })
+}
+
+#[capability(example::save_greeting)]
+async fn save_greeting(_run: &Run, args: example::save_greeting::Args) -> CapResult<()> {
+    *TEMPLATE.lock().unwrap_or_else(|e| e.into_inner()) = Some(args.template);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use capspec::testing::block_on;
+    use capspec::{Gate, Mode, Registry, Run};
+
+    use crate::generated;
+
+    /// Through `invoke`, as a host calls them: a read runs in the default
+    /// mode; a write asks first, and with nobody to ask it is denied.
+    #[test]
+    fn read_greeting_runs_and_save_greeting_is_gated() {
+        let registry = Registry::new(generated::MODULES).expect("every capability has an impl");
+        let session = registry.mount_all();
+        let run = Run::new(Gate::headless(Mode::Default, "example test"));
+        // A tool call as a model's tool loop sends it: name and arguments.
+        let call = |name: &str, arguments: &str| block_on(session.invoke_json(&run, &format!(r#"{{"name": "{name}", "arguments": {arguments}}}"#)));
+        assert_eq!(call("read_greeting", r#"{"name": "Ada"}"#), r#"{"result":{"text":"Hello, Ada!"}}"#);
+        let saved = call("save_greeting", r#"{"template": "Hi, {name}."}"#);
+        assert!(saved.contains(r#""error":"permission_denied""#), "{saved}");
+    }
+}
+"##;
+
+const FRESHNESS_TEST: &str = r#"//! `cargo test` fails when a generated file drifts from `specs/`: run
+//! `cargo xtask sync` and commit the result.
+
+#[test]
+fn generated_files_are_fresh() {
+    capspec_codegen::assert_fresh(env!("CARGO_MANIFEST_DIR"));
+}
+"#;
+
+const XTASK_MANIFEST: &str = r#"[package]
+name = "xtask"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+{cli}
+"#;
+
+const XTASK_MAIN: &str = r#"//! `cargo xtask`: the capspec command line (sync, check, scaffold, coverage, import).
+
+fn main() -> std::process::ExitCode {
+    capspec_cli::main()
+}
+"#;
+
+const WORKFLOW: &str = r#"# Written by `cargo capspec init`: fail on drift, unimplemented or untested
+# capabilities, and show the findings in pull requests and code scanning.
+name: capspec
+on: [push, pull_request]
+permissions:
+  contents: read
+  security-events: write
+jobs:
+  check:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          fetch-depth: 0
+      - uses: dtolnay/rust-toolchain@stable
+      - name: capspec check
+        run: cargo xtask check --format github
+      - name: capspec check (SARIF)
+        if: always()
+        run: cargo xtask check --format sarif > capspec.sarif || true
+      - uses: github/codeql-action/upload-sarif@v3
+        if: always()
+        with:
+          sarif_file: capspec.sarif
+      - run: cargo test --workspace
+"#;
