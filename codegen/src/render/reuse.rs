@@ -41,7 +41,7 @@ pub fn module_inputs_key(module: &ModuleSpec, facade: &str, catalog: &str) -> St
     let _ = write!(key, "{generator}\n{}\n{}\n{}\n", module.name, module.description, module.file);
     for cap in &module.capabilities {
         let unplaced = CapabilitySpec { pos: Default::default(), ..cap.clone() };
-        let _ = write!(key, "{unplaced:?}\n");
+        let _ = writeln!(key, "{unplaced:?}");
     }
     key.add(facade.as_bytes());
     key.add(b"\n");
