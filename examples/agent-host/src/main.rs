@@ -4,77 +4,97 @@
 //! one capability through the gate, the way a provider tool loop would.
 
 use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use agent_host::capabilities::memory::SessionMemory;
 use agent_host::workspace::Workspace;
 use capspec::{Approval, ApprovalRequest, Approver, BoxFuture, Gate, HeadlessApprover, Mode, Run, SessionAllow};
+use clap::{Parser, Subcommand};
 
-const USAGE: &str = "usage:
-  agent-host run FILE.js [--mode plan|default|accept-edits|auto] [--workspace DIR] [--modules a,b] [--json]
-  agent-host catalog [--modules a,b]
-  agent-host call NAME [ARGS_JSON] [--mode plan|default|accept-edits|auto] [--workspace DIR] [--modules a,b]
-
-  run       run a guest JavaScript action (an ES module whose default export is the
-            action, usually an async function) in QuickJS against the mounted modules.
-            Prints the result and a receipts table, or with --json one object
-            {\"result\", \"error\", \"receipts\": [{capability, decision, status, ms}], \"logs\"}.
-  catalog   print the prompt catalog for the mounted modules (default: all)
-  call      call one capability by name or alias through the gate and print
-            {\"result\": …} or {\"error\", \"message\", \"capability\"}, then the receipt.
-            In `ask` cases it prompts y / n / a (allow for session) on stderr when
-            stdin is a terminal, and denies with a named reason when it is not.
-            Defaults: --mode default, --workspace <temp dir>/agent-host-workspace.
-
-Exit codes: run: 0 the action completed (even if it caught denied calls), 1 it threw
-or hit a limit; call: 0 the call succeeded, 1 it was refused or failed; 2 usage error.";
-
-struct Options {
-    positional: Vec<String>,
-    mode: Mode,
-    workspace: String,
-    modules: Option<Vec<String>>,
-    json: bool,
+/// The reference host for this repo's `specs/`.
+#[derive(Parser)]
+#[command(
+    name = "agent-host",
+    about = "The reference capspec host: run guest JavaScript actions and single capability calls through the gate",
+    after_help = "Exit codes: run: 0 the action completed (even if it caught denied calls), 1 it threw or hit a limit;\n\
+                  call: 0 the call succeeded, 1 it was refused or failed; 2 a usage error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
 }
 
-fn parse(args: &[String]) -> Result<Options, String> {
-    let default_workspace = std::env::temp_dir().join("agent-host-workspace").to_string_lossy().into_owned();
-    let mut o = Options { positional: Vec::new(), mode: Mode::Default, workspace: default_workspace, modules: None, json: false };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
-        match arg.as_str() {
-            "--mode" => {
-                let v = value("--mode")?;
-                o.mode = Mode::parse(&v).ok_or_else(|| format!("unknown mode `{v}`; use plan, default, accept-edits or auto"))?;
-            }
-            "--workspace" => o.workspace = value("--workspace")?,
-            "--modules" => o.modules = Some(value("--modules")?.split(',').map(|s| s.trim().to_string()).collect()),
-            "--json" => o.json = true,
-            flag if flag.starts_with("--") => return Err(format!("unknown flag `{flag}`")),
-            _ => o.positional.push(arg.clone()),
-        }
-    }
-    Ok(o)
+#[derive(Subcommand)]
+enum Command {
+    /// Run a guest JavaScript action (an ES module whose default export is the action,
+    /// usually an async function) in QuickJS against the mounted modules. Prints the
+    /// result and a receipts table, or with --json one object
+    /// {"result", "error", "receipts": [{capability, decision, status, ms}], "logs"}.
+    Run {
+        /// The action's source file.
+        file: PathBuf,
+        #[command(flatten)]
+        session: SessionArgs,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the prompt catalog of the mounted modules.
+    Catalog {
+        #[command(flatten)]
+        modules: ModulesArg,
+    },
+    /// Call one capability by name or alias through the gate and print {"result": …} or
+    /// {"error", "message", "capability"}, then the receipt on stderr. In `ask` cases it
+    /// prompts y / n / a (allow for the session) on stderr when stdin is a terminal, and
+    /// denies with a named reason when it is not.
+    Call {
+        /// The capability: `module.name`, its wire name, or a bare name or alias.
+        name: String,
+        /// Its arguments as a JSON object.
+        #[arg(default_value = "{}")]
+        args_json: String,
+        #[command(flatten)]
+        session: SessionArgs,
+    },
+}
+
+#[derive(clap::Args)]
+struct ModulesArg {
+    /// Mount only these modules (comma-separated); default: all.
+    #[arg(long, value_delimiter = ',')]
+    modules: Option<Vec<String>>,
+}
+
+#[derive(clap::Args)]
+struct SessionArgs {
+    /// The permission mode the gate applies.
+    #[arg(long, value_parser = parse_mode, default_value = "default")]
+    mode: Mode,
+    /// The directory file capabilities are confined to. Default: <temp dir>/agent-host-workspace.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    #[command(flatten)]
+    modules: ModulesArg,
+}
+
+fn parse_mode(text: &str) -> Result<Mode, String> {
+    Mode::parse(text).ok_or_else(|| format!("unknown mode `{text}`; use plan, default, accept-edits or auto"))
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(command) = args.first() else {
-        eprintln!("{USAGE}");
-        return ExitCode::from(2);
-    };
-    if command == "--help" || command == "-h" {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let options = match parse(&args[1..]) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("agent-host: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
         }
+    };
+    let (modules, session) = match &cli.command {
+        Command::Run { session, .. } | Command::Call { session, .. } => (&session.modules.modules, Some(session)),
+        Command::Catalog { modules } => (&modules.modules, None),
     };
     let registry = match agent_host::registry() {
         Ok(r) => r,
@@ -83,7 +103,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let names: Vec<String> = options.modules.clone().unwrap_or_else(|| registry.modules().iter().map(|m| m.name.to_string()).collect());
+    let names: Vec<String> = modules.clone().unwrap_or_else(|| registry.modules().iter().map(|m| m.name.to_string()).collect());
     let mounted = match registry.mount(&names.iter().map(String::as_str).collect::<Vec<_>>()) {
         Ok(m) => m,
         Err(e) => {
@@ -91,23 +111,23 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match (command.as_str(), options.positional.as_slice()) {
-        ("catalog", []) => {
-            print!("{}", mounted.catalog());
-            ExitCode::SUCCESS
-        }
-        ("run", [file]) => {
-            let source = match std::fs::read_to_string(file) {
+    let run = match session.map(|s| session_run(s, &mounted)) {
+        Some(None) => return ExitCode::from(2),
+        Some(Some(run)) => Some(run),
+        None => None,
+    };
+    match (cli.command, run) {
+        (Command::Run { file, json, .. }, Some(run)) => {
+            let source = match std::fs::read_to_string(&file) {
                 Ok(s) => s,
                 Err(e) => {
-                    eprintln!("agent-host: cannot read `{file}`: {e}");
+                    eprintln!("agent-host: cannot read `{}`: {e}", file.display());
                     return ExitCode::from(2);
                 }
             };
-            let Some(run) = session_run(&options, &mounted) else { return ExitCode::from(2) };
             let outcome = capspec::guest::Guest::new(mounted.clone()).run(&run, &source);
             let receipts = run.receipts();
-            if options.json {
+            if json {
                 let value = serde_json::json!({
                     "result": outcome.result,
                     "error": outcome.error,
@@ -133,13 +153,11 @@ fn main() -> ExitCode {
             }
             if outcome.error.is_none() { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
-        ("call", [name, rest @ ..]) if rest.len() <= 1 => {
-            let args_json = rest.first().map(String::as_str).unwrap_or("{}");
-            let Ok(arguments) = serde_json::from_str::<serde_json::Value>(args_json) else {
+        (Command::Call { name, args_json, .. }, Some(run)) => {
+            let Ok(arguments) = serde_json::from_str::<serde_json::Value>(&args_json) else {
                 eprintln!("agent-host: ARGS_JSON is not JSON: {args_json}");
                 return ExitCode::from(2);
             };
-            let Some(run) = session_run(&options, &mounted) else { return ExitCode::from(2) };
             let request = serde_json::json!({ "name": name, "arguments": arguments }).to_string();
             let reply = capspec::testing::block_on(mounted.invoke_json(&run, &request));
             println!("{reply}");
@@ -149,21 +167,23 @@ fn main() -> ExitCode {
             let ok = serde_json::from_str::<serde_json::Value>(&reply).is_ok_and(|v| v.get("result").is_some());
             if ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
-        _ => {
-            eprintln!("{USAGE}");
-            ExitCode::from(2)
+        (Command::Catalog { .. }, _) => {
+            print!("{}", mounted.catalog());
+            ExitCode::SUCCESS
         }
+        (Command::Run { .. } | Command::Call { .. }, None) => unreachable!("run and call always have a session"),
     }
 }
 
 /// A run for this invocation: the workspace, session memory, the mounted
 /// modules (for `run_plan`), and an approver that asks on the terminal when
 /// there is one and denies with a named reason when there is not.
-fn session_run(options: &Options, mounted: &capspec::Mounted) -> Option<Run> {
-    let workspace = match Workspace::new(&options.workspace) {
+fn session_run(options: &SessionArgs, mounted: &capspec::Mounted) -> Option<Run> {
+    let dir = options.workspace.clone().unwrap_or_else(|| std::env::temp_dir().join("agent-host-workspace"));
+    let workspace = match Workspace::new(&dir) {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("agent-host: cannot use workspace `{}`: {e}", options.workspace);
+            eprintln!("agent-host: cannot use workspace `{}`: {e}", dir.display());
             return None;
         }
     };

@@ -274,3 +274,16 @@ fn cli_call_prints_the_result_and_the_receipt() {
     let catalog = std::process::Command::new(bin).args(["catalog", "--modules", "notes"]).output().unwrap();
     assert!(String::from_utf8_lossy(&catalog.stdout).starts_with("## notes\n"));
 }
+
+#[test]
+fn every_subcommand_explains_itself() {
+    let bin = env!("CARGO_BIN_EXE_agent-host");
+    for (command, flag) in [("run", "--json"), ("catalog", "--modules"), ("call", "--mode")] {
+        let help = std::process::Command::new(bin).args([command, "--help"]).output().unwrap();
+        assert_eq!(help.status.code(), Some(0), "{command}");
+        assert!(String::from_utf8_lossy(&help.stdout).contains(flag), "{command} --help names {flag}");
+    }
+    let bad = std::process::Command::new(bin).args(["call", "read_file", "--mode", "yolo"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown mode `yolo`; use plan, default, accept-edits or auto"));
+}
