@@ -32,6 +32,9 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> Exit
                     if !report.findings.is_empty() {
                         print!("{}", report::render(&report, Format::Human));
                     }
+                    for (tool, name) in &imported.renamed {
+                        println!("renamed  `{tool}` → `{name}` (the tool name stays an alias)");
+                    }
                     println!("imported {} tools into {}", imported.capabilities.len(), target.display());
                     ExitCode::from(report.exit_code() as u8)
                 }

@@ -28,7 +28,7 @@ use crate::model::{Annotations, Category, Hints, META_CATEGORY};
 use crate::load::keys::SCHEMA_KEYWORDS;
 use crate::load::{self, SpecFile};
 use crate::rules::{IMPORT_COLLISION, IMPORT_INVALID, IMPORT_KEYWORD, IMPORT_NAME};
-use capspec_names::name_problem;
+use capspec_names::{alias_problem, capability_name, name_problem};
 use crate::yaml::Pos;
 
 
@@ -41,6 +41,9 @@ pub struct Imported {
     pub findings: Vec<Finding>,
     /// Names of the imported capabilities, in file order.
     pub capabilities: Vec<String>,
+    /// Tools whose names are not capability names: (tool name, capability
+    /// name). The tool name is kept as an alias, so calls by it resolve.
+    pub renamed: Vec<(String, String)>,
 }
 
 /// Why an import could not run at all (exit code 2).
@@ -147,12 +150,19 @@ pub fn import(module: &str, tools: &[(String, Value)]) -> Result<Imported, Impor
             out.findings.push(error(IMPORT_INVALID, "the tool has no `name`".into()));
             continue;
         };
-        if let Some(problem) = name_problem(name) {
-            out.findings.push(error(IMPORT_NAME, format!("tool `{name}` is skipped: {problem}")));
-            continue;
-        }
+        let (tool_name, name) = match name_problem(name) {
+            None => (name, name.to_string()),
+            Some(problem) => match capability_name(name).filter(|n| name_problem(n).is_none()) {
+                Some(renamed) if alias_problem(name).is_none() => (name, renamed),
+                _ => {
+                    out.findings.push(error(IMPORT_NAME, format!("tool `{name}` is skipped: {problem}, and it cannot be kept as an alias")));
+                    continue;
+                }
+            },
+        };
+        let name = name.as_str();
         if out.capabilities.iter().any(|c| c == name) {
-            out.findings.push(error(IMPORT_COLLISION, format!("tool `{name}` appears twice; the second is skipped")));
+            out.findings.push(error(IMPORT_COLLISION, format!("tool `{tool_name}` is a second tool named `{name}`; it is skipped")));
             continue;
         }
         let description = obj.get("description").and_then(Value::as_str).map(str::trim).filter(|d| !d.is_empty());
@@ -163,6 +173,10 @@ pub fn import(module: &str, tools: &[(String, Value)]) -> Result<Imported, Impor
         };
         let mut entry = Map::new();
         entry.insert("name".into(), Value::String(name.into()));
+        if tool_name != name {
+            out.renamed.push((tool_name.to_string(), name.to_string()));
+            entry.insert("aliases".into(), Value::Array(vec![Value::String(tool_name.into())]));
+        }
         let (category, hints, dropped) = category_of(tool);
         for key in dropped {
             out.findings.push(Finding::warning(
@@ -202,9 +216,21 @@ pub fn import(module: &str, tools: &[(String, Value)]) -> Result<Imported, Impor
     Ok(out)
 }
 
-/// Remove keywords outside the supported subset, telling `dropped` each
-/// keyword and the JSON pointer where it was. Shared by the MCP importer and
-/// the code-first export (schemars output).
+/// JavaScript's largest safe integer: zod writes ± it as the bounds of every
+/// `z.number().int()`, which says nothing about the tool.
+const SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// Keywords that only annotate (nothing is checked against them): dropped
+/// without a warning.
+const ANNOTATIONS: &[&str] = &["$schema", "$id", "$comment", "title", "examples", "deprecated", "readOnly", "writeOnly"];
+
+/// Bring a schema into the supported subset, telling `dropped` each keyword
+/// that could not be kept and the JSON pointer where it was. Shared by the
+/// MCP importer and the code-first export (schemars output). Translated, not
+/// dropped: a multi-type `type` (→ `anyOf`), a nullable written as `anyOf
+/// [T, {type: null}]` (→ `type: [T, "null"]`), `exclusiveMinimum` and
+/// `exclusiveMaximum` on integers (→ `minimum`/`maximum` one step in).
+/// Dropped silently: annotations, and zod's ±2^53−1 integer bounds.
 pub(crate) fn strip_unsupported(schema: &mut Value, pointer: &str, dropped: &mut dyn FnMut(&str, &str)) {
     let Some(map) = schema.as_object_mut() else { return };
     // `type: [A, B, …]` beyond `[T, "null"]` is the same as `anyOf` of each
@@ -214,9 +240,33 @@ pub(crate) fn strip_unsupported(schema: &mut Value, pointer: &str, dropped: &mut
         map.remove("type");
         map.insert("anyOf".into(), Value::Array(types.into_iter().map(|t| serde_json::json!({ "type": t })).collect()));
     }
+    fold_nullable(map);
+    let integer = map.get("type").is_some_and(|t| t == "integer" || t.as_array().is_some_and(|ts| ts.iter().any(|t| t == "integer")));
+    for (exclusive, inclusive, step) in [("exclusiveMinimum", "minimum", 1.0), ("exclusiveMaximum", "maximum", -1.0)] {
+        let Some(bound) = map.get(exclusive).and_then(Value::as_f64) else { continue };
+        if integer && bound.fract() == 0.0 {
+            map.remove(exclusive);
+            let bound = bound + step;
+            let stricter = match map.get(inclusive).and_then(Value::as_f64) {
+                Some(b) if step > 0.0 => b.max(bound),
+                Some(b) => b.min(bound),
+                None => bound,
+            };
+            map.insert(inclusive.into(), serde_json::json!(stricter as i64));
+        }
+    }
+    for bound in ["minimum", "maximum"] {
+        if map.get(bound).and_then(Value::as_f64).is_some_and(|b| b.abs() == SAFE_INTEGER) {
+            map.remove(bound);
+        }
+    }
     let keys: Vec<String> = map.keys().cloned().collect();
     for key in keys {
         let at = format!("{pointer}/{key}");
+        if ANNOTATIONS.contains(&key.as_str()) {
+            map.remove(&key);
+            continue;
+        }
         if !SCHEMA_KEYWORDS.contains(&key.as_str()) {
             map.remove(&key);
             dropped(&key, &at);
@@ -247,6 +297,32 @@ pub(crate) fn strip_unsupported(schema: &mut Value, pointer: &str, dropped: &mut
     }
 }
 
+/// `anyOf: [T, {type: null}]` (how Pydantic and zod write an optional value)
+/// → T's keywords here, with `type: [T, "null"]`, when T has one type.
+fn fold_nullable(map: &mut Map<String, Value>) {
+    let Some(Value::Array(variants)) = map.get("anyOf") else { return };
+    let [a, b] = variants.as_slice() else { return };
+    let is_null = |v: &Value| v.as_object().is_some_and(|o| o.len() == 1 && o.get("type").is_some_and(|t| t == "null"));
+    let other = match (is_null(a), is_null(b)) {
+        (true, false) => b,
+        (false, true) => a,
+        _ => return,
+    };
+    let Some(other) = other.as_object().filter(|o| o.get("type").is_some_and(Value::is_string)) else { return };
+    if other.keys().any(|k| k != "type" && map.contains_key(k)) {
+        return;
+    }
+    let other = other.clone();
+    map.remove("anyOf");
+    for (k, v) in other {
+        if k == "type" {
+            map.insert(k, Value::Array(vec![v, Value::String("null".into())]));
+        } else {
+            map.insert(k, v);
+        }
+    }
+}
+
 /// The spec file: YAML whose scalars and schemas are JSON (JSON is YAML
 /// 1.2), so every string is escaped by a JSON encoder, never by hand.
 fn render_yaml(module: &str, entries: &[Value]) -> String {
@@ -262,7 +338,7 @@ fn render_yaml(module: &str, entries: &[Value]) -> String {
         out.push_str(&format!("  - name: {}\n", e["name"].as_str().expect("names are strings")));
         out.push_str(&format!("    category: {}\n", e["category"].as_str().expect("categories are strings")));
         out.push_str(&format!("    description: {}\n", json(&e["description"])));
-        for key in ["title", "hints", "input", "output"] {
+        for key in ["aliases", "title", "hints", "input", "output"] {
             if let Some(schema) = e.get(key) {
                 out.push_str(&format!("    {key}: {}\n", json(schema)));
             }
@@ -303,19 +379,60 @@ mod tests {
     #[test]
     fn hostile_text_and_bad_tools_are_reported_not_fatal() {
         let tools = vec![
-            ("a.json".into(), json!({"name": "ok_tool", "description": "Quote \" and */ and \u{2028} and `${x}`\nsecond line", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer", "exclusiveMinimum": 0}}}})),
+            ("a.json".into(), json!({"name": "ok_tool", "description": "Quote \" and */ and \u{2028} and `${x}`\nsecond line", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer", "exclusiveMinimum": 0}, "tags": {"type": "object", "propertyNames": {"pattern": "^a"}}}}})),
             ("b.json".into(), json!({"name": "Bad-Name", "description": "x"})),
             ("c.json".into(), json!({"name": "ok_tool", "description": "again"})),
             ("d.json".into(), json!([1, 2])),
             ("e.json".into(), json!({"name": "no_desc"})),
         ];
         let out = import("mcp", &tools).unwrap();
-        assert_eq!(out.capabilities, ["ok_tool"]);
+        assert_eq!(out.capabilities, ["ok_tool", "bad_name"]);
+        assert_eq!(out.renamed, [("Bad-Name".to_string(), "bad_name".to_string())]);
         let rules: Vec<&str> = out.findings.iter().map(|f| f.rule.as_str()).collect();
-        assert_eq!(rules, [IMPORT_KEYWORD, IMPORT_NAME, IMPORT_COLLISION, IMPORT_INVALID, IMPORT_INVALID]);
+        assert_eq!(rules, [IMPORT_KEYWORD, IMPORT_COLLISION, IMPORT_INVALID, IMPORT_INVALID]);
         let loaded = load::load_files(vec![SpecFile { path: "mcp.yaml".into(), bytes: out.yaml.into_bytes() }]);
         assert!(loaded.findings.is_empty(), "{:?}", loaded.findings);
-        let cap = &loaded.set.modules[0].capabilities[0];
+        let cap = loaded.set.modules[0].capabilities.iter().find(|c| c.name == "ok_tool").unwrap();
         assert_eq!(cap.description, "Quote \" and */ and \u{2028} and `${x}`\nsecond line");
+    }
+
+    #[test]
+    fn real_server_keywords_are_kept_translated_or_dropped_with_a_warning() {
+        let mut schema = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "title": "Args",
+            "properties": {
+                "limit": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 101, "maximum": 50},
+                "ratio": {"type": "number", "exclusiveMinimum": 0},
+                "count": {"type": "integer", "minimum": -9007199254740991_i64, "maximum": 9007199254740991_i64},
+                "cursor": {"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}], "description": "Where to go on."},
+                "paths": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]},
+                "env": {"type": "object", "propertyNames": {"pattern": "^[A-Z_]+$"}, "additionalProperties": {"type": "string"}}
+            }
+        });
+        let mut dropped = Vec::new();
+        strip_unsupported(&mut schema, "", &mut |k, at| dropped.push(format!("{k} at {at}")));
+        assert_eq!(dropped, ["propertyNames at /properties/env/propertyNames", "exclusiveMinimum at /properties/ratio/exclusiveMinimum"]);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                    "ratio": {"type": "number"},
+                    "count": {"type": "integer"},
+                    "cursor": {"type": ["string", "null"], "minLength": 1, "description": "Where to go on."},
+                    "paths": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]},
+                    "env": {"type": "object", "additionalProperties": {"type": "string"}}
+                }
+            })
+        );
+        // And the result loads.
+        let tools = vec![("t.json".into(), json!({"name": "get-env", "description": "D.", "inputSchema": schema}))];
+        let out = import("srv", &tools).unwrap();
+        assert!(out.findings.is_empty(), "{:?}", out.findings);
+        assert_eq!(out.renamed, [("get-env".to_string(), "get_env".to_string())]);
+        assert!(out.yaml.contains("    aliases: [\"get-env\"]\n"), "{}", out.yaml);
     }
 }

@@ -98,6 +98,45 @@ pub fn name_problem(name: &str) -> Option<String> {
     None
 }
 
+/// A valid capability name for an arbitrary tool name, as the MCP importer
+/// needs it: `get-annotated-message` → `get_annotated_message`,
+/// `listWorkflows` → `list_workflows`, `HTTPGet` → `http_get`, `v1.list` →
+/// `v1_list`; a name that would start with a digit gets `tool_` in front, a
+/// reserved word `_tool` behind, and the result is cut to 64 characters.
+/// `None` when nothing of the name survives (no letter or digit at all).
+pub fn capability_name(tool_name: &str) -> Option<String> {
+    let chars: Vec<char> = tool_name.chars().collect();
+    let mut out = String::new();
+    for (i, c) in chars.iter().copied().enumerate() {
+        if c.is_ascii_uppercase() {
+            let prev = i.checked_sub(1).map(|j| chars[j]);
+            let next = chars.get(i + 1).copied();
+            let boundary = prev.is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit())
+                || (prev.is_some_and(|p| p.is_ascii_uppercase()) && next.is_some_and(|n| n.is_ascii_lowercase()));
+            if boundary {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else {
+            out.push('_');
+        }
+    }
+    let mut name = out.split('_').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("_");
+    if name.is_empty() {
+        return None;
+    }
+    if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        name = format!("tool_{name}");
+    }
+    if reserved_by(&name).is_some() {
+        name.push_str("_tool");
+    }
+    name.truncate(64);
+    Some(name.trim_end_matches('_').to_string())
+}
+
 /// Why `alias` is not a valid alias, if it is not. Aliases are hidden names
 /// clients have called (`listWorkflows`, `File`, `get-annotated-message`);
 /// they never become code or catalog text, so they only match
@@ -191,6 +230,27 @@ mod tests {
         assert!(name_problem("eval").unwrap().contains("strict mode"));
         assert!(name_problem("fn").unwrap().contains("Rust"));
         assert!(name_problem("type").is_some());
+    }
+
+    #[test]
+    fn tool_names_become_capability_names() {
+        for (tool, name) in [
+            ("get-annotated-message", "get_annotated_message"),
+            ("listWorkflows", "list_workflows"),
+            ("HTTPGet", "http_get"),
+            ("v1.list", "v1_list"),
+            ("File", "file"),
+            ("Bash", "bash"),
+            ("3d-print", "tool_3d_print"),
+            ("delete", "delete_tool"),
+            ("__x__", "x"),
+            ("read_file", "read_file"),
+        ] {
+            assert_eq!(capability_name(tool).as_deref(), Some(name), "{tool}");
+            assert_eq!(name_problem(name), None, "{name}");
+        }
+        assert_eq!(capability_name("---"), None);
+        assert!(capability_name(&"a-".repeat(60)).is_some_and(|n| n.len() <= 64 && name_problem(&n).is_none()));
     }
 
     #[test]

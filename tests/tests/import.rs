@@ -161,3 +161,45 @@ fn the_catalog_is_smaller_than_the_json() {
     // why. This guard keeps it from growing back past what it achieves now.
     assert!(ratio <= 0.70, "catalog {catalog} / JSON {baseline} = {ratio:.3}");
 }
+
+/// The reference MCP servers' real `tools/list` (collected over stdio with
+/// the official TypeScript SDK; `tests/fixtures/import/corpus/
+/// mcp-reference-servers`, with its licence) import as they are: every
+/// tool, names with `-` renamed with the tool name kept as an alias, and the
+/// result passes `check` after `sync`. The figures are pinned.
+#[test]
+fn reference_mcp_servers_import_as_they_are() {
+    let dir = fixtures().join("import/corpus/mcp-reference-servers");
+    let mut report = String::from("server | tools | imported | renamed | warnings | catalog bytes / tools JSON bytes\n");
+    for server in ["server-everything", "server-filesystem", "server-memory", "server-sequential-thinking"] {
+        let file = dir.join(format!("{server}.json"));
+        let tools = import::read_tools(&[file.as_path()]).unwrap();
+        let module = capspec_names::capability_name(server).unwrap();
+        let imported = import::import(&module, &tools).unwrap();
+        assert!(imported.findings.iter().all(|f| f.severity == capspec_codegen::Severity::Warning), "{server}: {:?}", imported.findings);
+        assert_eq!(imported.capabilities.len(), tools.len(), "{server}: every tool imports");
+        for (tool, name) in &imported.renamed {
+            let entry = &imported.yaml[imported.yaml.find(&format!("  - name: {name}\n")).unwrap()..];
+            assert!(entry.lines().take(5).any(|l| l == format!("    aliases: [\"{tool}\"]")), "{server}: `{tool}` stays an alias of `{name}`");
+        }
+        // The result is a project `sync` writes and `check` passes.
+        let project = TempDir::new("import-reference");
+        let allow = |rule: &str| format!("\n[[allow]]\nrule = \"{rule}\"\nfile = \"specs/{module}.yaml\"\nreason = \"an imported MCP surface: the server implements and tests these tools\"\n");
+        project.write("capspec.toml", format!("specs = \"specs\"\n{}{}", allow("coverage/unimplemented"), allow("coverage/untested")));
+        project.write(&format!("specs/{module}.yaml"), &imported.yaml);
+        capspec_codegen::sync(project.path()).unwrap();
+        let checked = capspec_codegen::check(project.path()).unwrap();
+        assert!(checked.findings.is_empty(), "{server}: {:?}", checked.findings);
+        let catalog = project.read(&format!("catalog/{module}.md"));
+        let json = serde_json::to_string(&serde_json::json!({"tools": tools.iter().map(|(_, t)| t).collect::<Vec<_>>()})).unwrap();
+        report.push_str(&format!(
+            "{server} | {} | {} | {} | {} | {:.2}\n",
+            tools.len(),
+            imported.capabilities.len(),
+            imported.renamed.len(),
+            imported.findings.len(),
+            catalog.len() as f64 / json.len() as f64
+        ));
+    }
+    insta::assert_snapshot!(report);
+}

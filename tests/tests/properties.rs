@@ -325,3 +325,69 @@ proptest! {
         }
     }
 }
+
+/// A schema as real servers write them: the subset plus what zod, Pydantic
+/// and hand-written servers add (titles, `$schema`, exclusive bounds, zod's
+/// ±2^53−1 integer bounds, nullable `anyOf`, array variants, `propertyNames`,
+/// unknown keywords), nested.
+fn wild_schema() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(json!({"type": "string"})),
+        Just(json!({"type": "integer", "minimum": -9007199254740991_i64, "maximum": 9007199254740991_i64})),
+        Just(json!({"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10})),
+        Just(json!({"type": "number", "exclusiveMinimum": 0.5, "title": "Ratio"})),
+        Just(json!({"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}], "default": null})),
+        Just(json!({"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]})),
+        Just(json!({"type": ["string", "number", "boolean"]})),
+        Just(json!({"type": "string", "enum": ["a", "b"], "default": "a", "examples": ["a"]})),
+        Just(json!({"type": "string", "format": "uri", "$comment": "x", "contentMediaType": "text/plain"})),
+        Just(json!({"type": "boolean", "deprecated": true})),
+        Just(json!({})),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            proptest::collection::btree_map("[a-zA-Z][a-zA-Z0-9_-]{0,8}", inner.clone(), 0..4).prop_map(|props| {
+                json!({"type": "object", "properties": props, "propertyNames": {"pattern": "^[a-z]"}, "additionalProperties": false})
+            }),
+            inner.clone().prop_map(|items| json!({"type": "array", "items": items, "minItems": 1})),
+            inner.prop_map(|v| json!({"anyOf": [v, {"type": "null"}], "title": "Maybe"})),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Whatever a server emits, the importer writes a spec file the loader
+    /// accepts: every keyword is kept, translated or dropped with a warning,
+    /// and every tool name becomes a capability name with the tool name kept
+    /// as an alias.
+    #[test]
+    fn the_loader_accepts_whatever_the_importer_writes(
+        names in proptest::collection::btree_set("[a-zA-Z][a-zA-Z0-9]{0,6}([-.][a-zA-Z0-9]{1,5}){0,2}", 1..5),
+        inputs in proptest::collection::vec(proptest::collection::btree_map("[a-z][a-zA-Z0-9_-]{0,8}", wild_schema(), 0..5), 5),
+        output in wild_schema(),
+    ) {
+        let tools: Vec<(String, Value)> = names
+            .iter()
+            .zip(&inputs)
+            .map(|(name, props)| {
+                (format!("{name}.json"), json!({
+                    "name": name,
+                    "description": "A tool.",
+                    "inputSchema": {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": props},
+                    "outputSchema": {"type": "object", "properties": {"value": output.clone()}},
+                    "execution": {"taskSupport": "optional"},
+                    "_meta": {"vendor/x": 1},
+                }))
+            })
+            .collect();
+        let imported = import::import("wild", &tools).expect("import runs");
+        // Two tool names may fold onto one capability name; the second is
+        // then skipped with `import/duplicate-name`, never a load error.
+        prop_assert!(imported.findings.iter().all(|f| f.severity == capspec_codegen::Severity::Warning || f.rule == "import/duplicate-name"), "{:?}", imported.findings);
+        let loaded = load::load_files(vec![SpecFile { path: "specs/wild.yaml".into(), bytes: imported.yaml.clone().into_bytes() }]);
+        prop_assert!(loaded.findings.is_empty(), "{:?}\n{}", loaded.findings, imported.yaml);
+        prop_assert_eq!(loaded.set.modules[0].capabilities.len(), imported.capabilities.len());
+    }
+}

@@ -263,9 +263,6 @@ impl<'d> SchemaDecoder<'d> {
         for (i, item) in items.iter().enumerate() {
             let item_at = format!("{at}/{i}");
             if let Some(s) = self.schema(item, &item_at, false) {
-                if s.single_type() == Some(JsonType::Array) {
-                    self.error(item.pos, format!("`oneOf`/`anyOf` variants must be object or scalar schemas, not arrays (at `{item_at}`)"));
-                }
                 out.push(s);
             }
         }
