@@ -15,6 +15,8 @@
 //! runs: `0` nothing to report, `1` at least one error finding, `2` the
 //! command could not run.
 
+#![warn(missing_docs)]
+
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -31,6 +33,13 @@ pub fn main() -> ExitCode {
 
 /// Run the command line on `args` (the program name first), as [`main`]
 /// does with the process's arguments.
+///
+/// ```
+/// use std::process::ExitCode;
+/// // `--help` prints the commands and succeeds; a bad flag is exit code 2.
+/// assert_eq!(capspec_cli::run(["xtask", "--help"].map(Into::into)), ExitCode::SUCCESS);
+/// assert_eq!(capspec_cli::run(["xtask", "check", "--no-such-flag"].map(Into::into)), ExitCode::from(2));
+/// ```
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let mut args: Vec<OsString> = args.into_iter().collect();
     let as_subcommand = args.get(1).is_some_and(|a| a == "capspec")

@@ -6,6 +6,24 @@
 //! compared with the disk ([`check()`]: drift, coverage, breaking changes,
 //! suppressions) into a [`Report`] printed in one of the [`Format`]s.
 //!
+//! A spec with a problem is a located, rule-tagged finding:
+//!
+//! ```
+//! let root = std::env::temp_dir().join(format!("capspec-docs-{}", std::process::id()));
+//! std::fs::create_dir_all(root.join("specs")).unwrap();
+//! std::fs::write(root.join("capspec.toml"), "specs = \"specs\"\n").unwrap();
+//! std::fs::write(
+//!     root.join("specs/notes.yaml"),
+//!     "module: notes\ndescription: Notes.\ncapabilities:\n  - name: read_note\n    catgory: read\n    description: Read a note.\n",
+//! )
+//! .unwrap();
+//! let report = capspec_codegen::check(&root).unwrap();
+//! let typo = report.findings.iter().find(|f| f.rule == "spec/unknown-field").unwrap();
+//! assert_eq!((typo.file.as_str(), typo.line), ("specs/notes.yaml", 5));
+//! assert!(typo.message.contains("did you mean `category`?"));
+//! std::fs::remove_dir_all(&root).unwrap();
+//! ```
+//!
 //! A project's xtask is a thin front over this crate, and its freshness test
 //! is one line:
 //!

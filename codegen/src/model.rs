@@ -131,7 +131,7 @@ pub struct CapabilitySpec {
 }
 
 /// The spec's `hints`: each refines one MCP hint the category leaves open
-/// (see [`Hints::ALLOWED`]); `None` keeps the category's default.
+/// (see [`Hints::allowed`]); `None` keeps the category's default.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Hints {
     /// `destructive`: may destroy or overwrite data (MCP `destructiveHint`).

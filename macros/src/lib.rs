@@ -7,6 +7,8 @@
 //! re-emitted unchanged next to the `compile_error!`, so the IDE keeps
 //! working and no secondary errors cascade.
 
+#![warn(missing_docs)]
+
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::quote;

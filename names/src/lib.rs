@@ -73,6 +73,13 @@ pub fn reserved_by(name: &str) -> Option<&'static str> {
 
 /// Why `name` is not a valid module or capability name, if it is not.
 /// Names match `^[a-z][a-z0-9_]{0,63}$` and are not reserved words.
+///
+/// ```
+/// use capspec_names::name_problem;
+/// assert_eq!(name_problem("list_workflows"), None);
+/// assert!(name_problem("listWorkflows").unwrap().contains("contains 'W'"));
+/// assert!(name_problem("delete").unwrap().contains("reserved word in JavaScript"));
+/// ```
 pub fn name_problem(name: &str) -> Option<String> {
     if name.is_empty() {
         return Some("a name cannot be empty".into());

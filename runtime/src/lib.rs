@@ -11,6 +11,23 @@
 //!   [`Capability`](derive@Capability): the derive that declares a
 //!   code-first spec on an args struct.
 //! - [`testing`]: a scripted approver and a small executor for tests.
+//!
+//! Every outcome of a call is data, and nothing reaches an impl except
+//! through the ladder:
+//!
+//! ```
+//! use capspec::{ErrorCode, Gate, Mode, Registry, Run};
+//!
+//! // A host builds its registry from its generated modules (none here).
+//! let registry = Registry::new(&[]).expect("every spec has an impl");
+//! let session = registry.mount_all();
+//! let run = Run::new(Gate::headless(Mode::Default, "docs"));
+//! let call = session.invoke(&run, "notes.read_note", serde_json::json!({"note_id": "n1"}));
+//! let err = capspec::testing::block_on(call).unwrap_err();
+//! assert_eq!(err.code, ErrorCode::UnknownCapability);
+//! // Every call leaves a receipt, refused ones too.
+//! assert_eq!(run.receipts().len(), 1);
+//! ```
 
 #![warn(missing_docs)]
 

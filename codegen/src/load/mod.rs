@@ -1,7 +1,7 @@
 //! Loading and validating specs: bytes → located YAML tree → the typed
 //! [`SpecSet`], with every problem a located, rule-tagged [`Finding`].
 //!
-//! One job per file: [`read`] (the only code that reads spec files),
+//! One job per file: `read` (the only code that reads spec files),
 //! `module` (a module's and its capabilities' keys and rules), `schema`
 //! (the JSON Schema subset), `names` (duplicates across files). This file
 //! runs them in order.
