@@ -114,3 +114,17 @@ pub fn skip(required_by: Option<&str>, why: &str) {
     use std::io::Write as _;
     let _ = writeln!(std::io::stderr(), "NOTICE: {why}");
 }
+
+/// Run git in `dir` with a fixed identity and branch name (so commits work
+/// on any machine); its trimmed stdout. Panics with git's stderr on failure.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=capspec", "-c", "user.email=capspec@example.invalid", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}

@@ -3,23 +3,10 @@
 //! pass (tags, commits, `origin/main`, a shallow clone without the ref).
 
 use std::path::Path;
-use std::process::Command;
 
 use capspec_codegen::check::{CheckOptions, check_with};
 use capspec_codegen::report::{self, Format};
-use capspec_testkit::{TempDir, copy_dir};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=capspec", "-c", "user.email=capspec@example.invalid", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
+use capspec_testkit::{TempDir, copy_dir, git};
 
 /// A repo whose first commit (tagged v1) holds the case's `base/` tree and
 /// whose work tree holds its `head/` tree (`fixtures/breaking/README.md`).

@@ -3,22 +3,9 @@
 //! test that exercises it, or an `[[allow]]` that says why not; the table is
 //! computed from the same scan, so it follows the tests without a sync.
 
-use std::path::Path;
-use std::process::Command;
 
 use capspec_codegen::check::{CheckOptions, check_with};
-use capspec_testkit::{MINIMAL_SPEC, TempDir, rules};
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=capspec", "-c", "user.email=capspec@example.invalid", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
+use capspec_testkit::{MINIMAL_SPEC, TempDir, git, rules};
 
 const CONFIG: &str = "specs = \"specs\"\n\n[coverage]\nsources = [\"src\"]\ntests = [\"tests\"]\n";
 const IMPL: &str = "#[capability(notes::read_note)]\nasync fn read_note(run: &Run, args: notes::read_note::Args) -> CapResult<String> {\n    Ok(String::new())\n}\n";
