@@ -3,7 +3,6 @@
 //! test that exercises it, or an `[[allow]]` that says why not; the table is
 //! computed from the same scan, so it follows the tests without a sync.
 
-
 use capspec_codegen::check::{CheckOptions, check_with};
 use capspec_testkit::{MINIMAL_SPEC, TempDir, git, rules};
 
