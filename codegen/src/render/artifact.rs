@@ -108,6 +108,17 @@ impl Fingerprinter {
     }
 }
 
+impl std::io::Write for Fingerprinter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.add(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 impl std::fmt::Write for Fingerprinter {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
         self.add(s.as_bytes());
@@ -119,19 +130,39 @@ impl std::fmt::Write for Fingerprinter {
 /// and output schemas, and hints when it has any (so a spec without hints
 /// keeps the fingerprint it had before hints existed).
 pub fn contract_fingerprint(module: &ModuleSpec, cap: &CapabilitySpec) -> String {
-    let mut canonical = serde_json::json!({
-        "module": module.name,
-        "name": cap.name,
-        "category": cap.category.as_str(),
-        "description": cap.description,
-        "input": input_schema_json(cap),
-        "output": cap.output.as_ref().map(|s| s.to_json()),
-    });
-    let hints = cap.hints.set();
-    if !hints.is_empty() {
-        canonical["hints"] = hints.into_iter().map(|(k, v)| (k.to_string(), serde_json::Value::Bool(v))).collect::<serde_json::Map<_, _>>().into();
+    let output = cap.output.as_ref().map(|s| s.to_json());
+    contract_fingerprint_with(module, cap, &input_schema_json(cap), output.as_ref())
+}
+
+/// [`contract_fingerprint`] with the schemas already as JSON (a renderer
+/// that needs them anyway builds them once). The canonical form is compact
+/// JSON with sorted keys, hashed as it is written.
+pub(crate) fn contract_fingerprint_with(module: &ModuleSpec, cap: &CapabilitySpec, input: &serde_json::Value, output: Option<&serde_json::Value>) -> String {
+    // Field order is the sorted key order of the canonical object.
+    #[derive(serde::Serialize)]
+    struct Canonical<'a> {
+        category: &'a str,
+        description: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        hints: Option<std::collections::BTreeMap<&'static str, bool>>,
+        input: &'a serde_json::Value,
+        module: &'a str,
+        name: &'a str,
+        output: Option<&'a serde_json::Value>,
     }
-    fingerprint(&canonical.to_string())
+    let hints = cap.hints.set();
+    let canonical = Canonical {
+        category: cap.category.as_str(),
+        description: &cap.description,
+        hints: (!hints.is_empty()).then(|| hints.into_iter().collect()),
+        input,
+        module: &module.name,
+        name: &cap.name,
+        output,
+    };
+    let mut hasher = Fingerprinter::default();
+    serde_json::to_writer(&mut hasher, &canonical).expect("the canonical form serializes");
+    hasher.finish()
 }
 
 /// The input schema as JSON; a capability without `input` takes an empty,

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::model::{Annotations, META_CATEGORY, SpecSet};
-use super::artifact::{MARKER, Targets, contract_fingerprint, input_schema_json, marker_line};
+use super::artifact::{MARKER, Targets, contract_fingerprint_with, input_schema_json, marker_line};
 
 /// MCP tool annotations: all four hints, always explicit (DESIGN §4).
 #[derive(Serialize)]
@@ -50,42 +50,76 @@ struct ModuleEntry<'a> {
     capabilities: Vec<CapabilityEntry<'a>>,
 }
 
-#[derive(Serialize)]
-struct Document<'a> {
-    #[serde(rename = "@generated")]
-    generated: String,
-    modules: Vec<ModuleEntry<'a>>,
-}
-
 pub fn capabilities(set: &SpecSet, targets: &Targets) -> String {
-    let modules = crate::parallel::map(set.modules.iter().collect(), |module| ModuleEntry {
-        name: &module.name,
-        description: &module.description,
-        import: targets.import_path(&module.name),
-        capabilities: module
-            .capabilities
-            .iter()
-            .map(|cap| CapabilityEntry {
-                name: &cap.name,
-                wire_name: &cap.wire_name,
-                module: &module.name,
-                category: cap.category.as_str(),
-                title: cap.title.as_deref(),
-                description: cap.summary(),
-                input_schema: input_schema_json(cap),
-                output_schema: cap.output.as_ref().map(|s| s.to_json()),
-                deferred: cap.deferred,
-                deprecated: cap.deprecated.as_deref(),
-                fingerprint: contract_fingerprint(module, cap),
-                annotations: cap.hints.annotations(cap.category).into(),
-                meta: [(META_CATEGORY, cap.category.as_str())].into(),
-            })
-            .collect(),
+    // Each module's entry is built and serialized in parallel, already at
+    // the indentation it has inside the document; the document around them
+    // is written by hand. The bytes are those of one `to_string_pretty`.
+    let modules = crate::parallel::map(set.modules.iter().collect(), |module| {
+        let entry = ModuleEntry {
+            name: &module.name,
+            description: &module.description,
+            import: targets.import_path(&module.name),
+            capabilities: module
+                .capabilities
+                .iter()
+                .map(|cap| {
+                    let input_schema = input_schema_json(cap);
+                    let output_schema = cap.output.as_ref().map(|s| s.to_json());
+                    CapabilityEntry {
+                        fingerprint: contract_fingerprint_with(module, cap, &input_schema, output_schema.as_ref()),
+                        name: &cap.name,
+                        wire_name: &cap.wire_name,
+                        module: &module.name,
+                        category: cap.category.as_str(),
+                        title: cap.title.as_deref(),
+                        description: cap.summary(),
+                        input_schema,
+                        output_schema,
+                        deferred: cap.deferred,
+                        deprecated: cap.deprecated.as_deref(),
+                        annotations: cap.hints.annotations(cap.category).into(),
+                        meta: [(META_CATEGORY, cap.category.as_str())].into(),
+                    }
+                })
+                .collect(),
+        };
+        let mut out = Indented { out: Vec::with_capacity(64 * 1024), indent: b"    " };
+        out.out.extend_from_slice(b"    ");
+        serde_json::to_writer_pretty(&mut out, &entry).expect("catalog serializes");
+        out.out
     });
     // JSON has no comments: the marker is the first member, on the first line.
     let generated = marker_line(&targets.specs);
     debug_assert!(generated.contains(MARKER));
-    let body = serde_json::to_string_pretty(&Document { generated, modules }).expect("catalog serializes");
-    let rest = body.strip_prefix("{\n  ").expect("an object with members");
-    format!("{{{rest}\n")
+    let mut doc = format!("{{\"@generated\": {},\n  \"modules\": [", serde_json::to_string(&generated).expect("strings serialize")).into_bytes();
+    for (i, module) in modules.iter().enumerate() {
+        doc.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+        doc.extend_from_slice(module);
+    }
+    doc.extend_from_slice(if modules.is_empty() { b"]\n}\n" } else { b"\n  ]\n}\n" });
+    String::from_utf8(doc).expect("serde_json writes UTF-8")
+}
+
+/// A writer that indents every line after the first by `indent` (JSON
+/// strings escape their line breaks, so every `\n` it sees is layout).
+struct Indented {
+    out: Vec<u8>,
+    indent: &'static [u8],
+}
+
+impl std::io::Write for Indented {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut rest = buf;
+        while let Some(at) = rest.iter().position(|b| *b == b'\n') {
+            self.out.extend_from_slice(&rest[..=at]);
+            self.out.extend_from_slice(self.indent);
+            rest = &rest[at + 1..];
+        }
+        self.out.extend_from_slice(rest);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
