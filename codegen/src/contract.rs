@@ -90,7 +90,7 @@ pub(crate) fn unchecked(root: &Path, git_ref: &str, test_dirs: &[String], base: 
     let touched = touched(root, git_ref, test_dirs)?;
     let mut out = Vec::new();
     for (m, c, what) in changed {
-        let tests: Vec<_> = scan.exercising(&m.name, &c.name).collect();
+        let tests: Vec<_> = scan.exercising(&m.name, c).collect();
         let checked = tests.iter().any(|t| match touched.get(&t.file) {
             Some(None) => true,
             Some(Some(ranges)) => ranges.iter().any(|(a, b)| *a <= t.lines.1 && *b >= t.lines.0),

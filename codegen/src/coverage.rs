@@ -18,7 +18,7 @@ use syn::spanned::Spanned;
 use crate::config::Config;
 use crate::finding::Finding;
 use crate::rules as rule;
-use crate::model::SpecSet;
+use crate::model::{CapabilitySpec, SpecSet};
 use crate::render::is_generated;
 use crate::yaml::Pos;
 
@@ -62,10 +62,12 @@ pub struct TestSite {
 }
 
 impl TestSite {
-    /// Whether this test exercises `module.name`: it mentions the name (or
-    /// the qualified name) as a string or as the last segment of a path.
-    pub fn exercises(&self, module: &str, name: &str) -> bool {
-        self.words.contains(name) || self.words.contains(&format!("{module}.{name}"))
+    /// Whether this test exercises `cap` of `module`: it mentions the
+    /// qualified name or the wire name, or — when no other module has the
+    /// name (the wire name is then the bare name) — the bare name, as a
+    /// string or as the last segment of a path.
+    pub fn exercises(&self, module: &str, cap: &CapabilitySpec) -> bool {
+        self.words.contains(&cap.wire_name) || self.words.contains(&format!("{module}.{}", cap.name))
     }
 
     /// `file::name`, as the coverage table shows it.
@@ -175,9 +177,9 @@ pub fn scan(root: &Path, config: &Config) -> Scan {
 }
 
 impl Scan {
-    /// The tests that exercise `module.name`.
-    pub fn exercising<'a>(&'a self, module: &'a str, name: &'a str) -> impl Iterator<Item = &'a TestSite> + 'a {
-        self.tests.iter().filter(move |t| t.exercises(module, name))
+    /// The tests that exercise `cap` of `module` (see [`TestSite::exercises`]).
+    pub fn exercising<'a>(&'a self, module: &'a str, cap: &'a CapabilitySpec) -> impl Iterator<Item = &'a TestSite> + 'a {
+        self.tests.iter().filter(move |t| t.exercises(module, cap))
     }
 }
 
@@ -474,13 +476,20 @@ pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
                 }
             }
         }
-        if scan.exercising(&m.name, &c.name).next().is_none() {
+        if scan.exercising(&m.name, c).next().is_none() {
             out.push(
                 Finding::error(
                     rule::COVERAGE_UNTESTED,
                     file,
                     c.pos,
-                    format!("no test exercises `{qualified}`: no test fn mentions `{}` as a string or a path; add one, or an `[[allow]]` with the reason", c.name),
+                    if c.wire_name == c.name {
+                        format!("no test exercises `{qualified}`: no test fn mentions `{}` as a string or a path; add one, or an `[[allow]]` with the reason", c.name)
+                    } else {
+                        format!(
+                            "no test exercises `{qualified}`: no test fn mentions `{qualified}` or `{}` (another module has a `{}` too, so the bare name does not say which) as a string or a path; add one, or an `[[allow]]` with the reason",
+                            c.wire_name, c.name
+                        )
+                    },
                 )
                 .for_capability(&c.name),
             );

@@ -87,7 +87,7 @@ pub(crate) fn table(set: &SpecSet, scan: &Scan, allows: &[Allow]) -> CoverageTab
                 .map(|sites| sites.iter().map(|s| Site { file: s.file.clone(), line: s.pos.line }).collect())
                 .unwrap_or_default();
             implemented_by.sort();
-            let mut tests: Vec<String> = scan.exercising(&m.name, &c.name).map(|t| t.label()).collect();
+            let mut tests: Vec<String> = scan.exercising(&m.name, c).map(|t| t.label()).collect();
             tests.sort();
             tests.dedup();
             let file = c.file(m);

@@ -117,3 +117,19 @@ fn the_table_follows_the_tests_with_no_sync() {
     assert_eq!(table.capabilities[0].gap.as_deref(), Some("exercised | by the browser suite"));
     assert!(table.to_markdown().contains("| exercised \\| by the browser suite |"));
 }
+
+#[test]
+fn a_name_two_modules_share_is_exercised_only_by_its_qualified_or_wire_name() {
+    let dir = project(CONFIG);
+    dir.write("specs/other.yaml", MINIMAL_SPEC.replace("module: notes", "module: other").replace("Notes.", "Other notes."));
+    dir.write("src/other.rs", IMPL.replace("notes::", "other::"));
+    // `tests/notes.rs` mentions the bare `read_note`, which both modules have.
+    let rows = |dir: &TempDir| capspec_codegen::coverage_table::coverage(dir.path()).unwrap().table.capabilities;
+    assert!(rows(&dir).iter().all(|r| r.tests.is_empty()), "a bare shared name exercises neither");
+    let untested = capspec_codegen::check(dir.path()).unwrap().findings.into_iter().filter(|f| f.rule == "coverage/untested").collect::<Vec<_>>();
+    assert_eq!(untested.len(), 2);
+    assert!(untested[0].message.contains("`notes.read_note` or `notes__read_note`"), "{}", untested[0].message);
+    dir.write("tests/both.rs", "#[test]\nfn each() {\n    let _ = (\"notes.read_note\", \"other__read_note\");\n}\n");
+    let tested: Vec<Vec<String>> = rows(&dir).into_iter().map(|r| r.tests).collect();
+    assert_eq!(tested, [vec!["tests/both.rs::each".to_string()], vec!["tests/both.rs::each".to_string()]]);
+}
