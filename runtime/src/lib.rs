@@ -40,6 +40,7 @@ pub mod guest;
 mod receipt;
 mod registry;
 mod run;
+pub mod search;
 mod spec;
 pub mod testing;
 mod validate;

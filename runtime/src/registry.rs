@@ -96,6 +96,8 @@ pub struct Registry {
     entries: Vec<Entry>,
     /// Every name a call may use → what it names (one hash per lookup).
     names: HashMap<String, Names>,
+    /// Every capability's words, for [`Mounted::search`].
+    search: crate::search::Index,
 }
 
 impl fmt::Debug for Registry {
@@ -198,7 +200,8 @@ impl Registry {
             }
         }
         if problems.is_empty() {
-            Ok(Arc::new(Registry { modules: modules.to_vec(), entries, names }))
+            let search = crate::search::Index::new(entries.iter().map(|e| e.spec));
+            Ok(Arc::new(Registry { modules: modules.to_vec(), entries, names, search }))
         } else {
             Err(RegistryError { problems })
         }
@@ -312,6 +315,14 @@ impl Mounted {
             .flat_map(|m| m.specs.iter())
             .map(|s| CapabilityInfo { module: s.module, name: s.name, category: s.category, summary: s.summary, deferred: s.deferred })
             .collect()
+    }
+
+    /// The mounted capabilities that best match a natural-language query,
+    /// deferred ones included, best first (BM25 over each capability's name
+    /// words, description, and parameter names and descriptions).
+    pub fn search(&self, query: &str, limit: usize) -> Vec<crate::search::SearchHit> {
+        let mounted = self.module_names();
+        self.registry.search.search(query, limit, |spec| mounted.contains(&spec.module))
     }
 
     /// The spec a name resolves to among the mounted modules: `module.name`

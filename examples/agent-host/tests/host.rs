@@ -287,3 +287,15 @@ fn every_subcommand_explains_itself() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown mode `yolo`; use plan, default, accept-edits or auto"));
 }
+
+#[test]
+fn search_finds_mounted_capabilities_by_what_they_do() {
+    let registry = agent_host::registry().unwrap();
+    let all = registry.mount_all();
+    let hits = all.search("delete a file from the workspace", 3);
+    assert_eq!((hits[0].module, hits[0].name), ("workspace", "delete_file"), "{hits:?}");
+    let notes_only = registry.mount(&["notes"]).unwrap();
+    let hits = notes_only.search("delete a file from the workspace", 5);
+    assert!(hits.iter().all(|h| h.module == "notes"), "only mounted modules are searched: {hits:?}");
+    assert_eq!(all.search("remember a fact for later", 1)[0].name, "remember");
+}
