@@ -92,9 +92,9 @@ fn main() -> ExitCode {
             return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
         }
     };
-    let (modules, session) = match &cli.command {
-        Command::Run { session, .. } | Command::Call { session, .. } => (&session.modules.modules, Some(session)),
-        Command::Catalog { modules } => (&modules.modules, None),
+    let modules = match &cli.command {
+        Command::Run { session, .. } | Command::Call { session, .. } => &session.modules.modules,
+        Command::Catalog { modules } => &modules.modules,
     };
     let registry = match agent_host::registry() {
         Ok(r) => r,
@@ -111,13 +111,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let run = match session.map(|s| session_run(s, &mounted)) {
-        Some(None) => return ExitCode::from(2),
-        Some(Some(run)) => Some(run),
-        None => None,
-    };
-    match (cli.command, run) {
-        (Command::Run { file, json, .. }, Some(run)) => {
+    match cli.command {
+        Command::Run { file, json, session } => {
+            let Some(run) = session_run(&session, &mounted) else { return ExitCode::from(2) };
             let source = match std::fs::read_to_string(&file) {
                 Ok(s) => s,
                 Err(e) => {
@@ -153,7 +149,8 @@ fn main() -> ExitCode {
             }
             if outcome.error.is_none() { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
-        (Command::Call { name, args_json, .. }, Some(run)) => {
+        Command::Call { name, args_json, session } => {
+            let Some(run) = session_run(&session, &mounted) else { return ExitCode::from(2) };
             let Ok(arguments) = serde_json::from_str::<serde_json::Value>(&args_json) else {
                 eprintln!("agent-host: ARGS_JSON is not JSON: {args_json}");
                 return ExitCode::from(2);
@@ -167,11 +164,10 @@ fn main() -> ExitCode {
             let ok = serde_json::from_str::<serde_json::Value>(&reply).is_ok_and(|v| v.get("result").is_some());
             if ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
-        (Command::Catalog { .. }, _) => {
+        Command::Catalog { .. } => {
             print!("{}", mounted.catalog());
             ExitCode::SUCCESS
         }
-        (Command::Run { .. } | Command::Call { .. }, None) => unreachable!("run and call always have a session"),
     }
 }
 
