@@ -72,7 +72,6 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
     };
     let workspace = root.ancestors().find(|dir| std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|t| has_table(&t, "workspace"))).map(Path::to_path_buf);
     let mut out = Outcome::default();
-    let rel = |path: &Path| path.strip_prefix(root).map(|p| p.to_string_lossy().replace('\\', "/")).unwrap_or_else(|_| path.display().to_string());
 
     // Files of the package.
     let files: [(&str, String); 6] = [
@@ -84,7 +83,7 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
         ("src/lib.rs", LIB.to_string()),
     ];
     for (path, contents) in &files {
-        write_new(root, path, contents, &mut out)?;
+        write_new(root, "", path, contents, &mut out)?;
     }
     if out.kept.iter().any(|k| k.starts_with("src/lib.rs")) {
         out.notes.push("src/lib.rs exists and was kept: add `pub mod capabilities;` and `pub mod generated;` to it so the example compiles".into());
@@ -108,20 +107,21 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
             root.to_path_buf()
         }
     };
+    // Workspace files are shown relative to the package: `../` per level.
+    let up = "../".repeat(root.strip_prefix(&ws_root).map_or(0, |p| p.components().count()));
     // Every edit of the package manifest happens before it is written once.
     let same_manifest = ws_root == root;
     let mut ws_text = if same_manifest { manifest_text.clone() } else { std::fs::read_to_string(ws_root.join("Cargo.toml")).map_err(|e| e.to_string())? };
     let xtask_dir = ws_root.join("xtask");
     if xtask_dir.exists() {
-        out.kept.push(format!("{} (an xtask exists: make its main `capspec_cli::main()` to get the capspec commands)", rel(&xtask_dir)));
+        out.kept.push(format!("{up}xtask (an xtask exists: make its main `capspec_cli::main()` to get the capspec commands)"));
     } else {
         if workspace.is_some() && add_member(&mut ws_text, "xtask") {
             added.push("[workspace] members += \"xtask\"".into());
         }
         let cli = source.dep("capspec-cli", "cli");
-        write_new(&ws_root, "xtask/Cargo.toml", &XTASK_MANIFEST.replace("{cli}", &cli), &mut out)?;
-        write_new(&ws_root, "xtask/src/main.rs", XTASK_MAIN, &mut out)?;
-        fix_paths(&mut out, &ws_root, root);
+        write_new(&ws_root, &up, "xtask/Cargo.toml", &XTASK_MANIFEST.replace("{cli}", &cli), &mut out)?;
+        write_new(&ws_root, &up, "xtask/src/main.rs", XTASK_MAIN, &mut out)?;
     }
     for krate in ["capspec-codegen", "capspec-cli", "capspec-names"] {
         let header = format!("[profile.dev.package.{krate}]");
@@ -135,7 +135,7 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
     if same_manifest {
         manifest_text = ws_text;
     } else if write_if_changed(&ws_root.join("Cargo.toml"), &ws_text)? {
-        out.edited.push(format!("{}: {}", rel(&ws_root.join("Cargo.toml")), "members += \"xtask\", dev-profile override"));
+        out.edited.push(format!("{up}Cargo.toml: members += \"xtask\", dev-profile override"));
     }
     if !added.is_empty() && write_if_changed(&manifest, &manifest_text)? {
         out.edited.push(format!("Cargo.toml: {}", added.join(", ")));
@@ -144,7 +144,7 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
     // The `cargo xtask` alias.
     let config = ws_root.join(".cargo/config.toml");
     let config_text = std::fs::read_to_string(&config).unwrap_or_default();
-    let config_rel = rel(&config);
+    let config_rel = format!("{up}.cargo/config.toml");
     if config_text.lines().any(|l| l.trim_start().starts_with("xtask")) {
         out.kept.push(format!("{config_rel} (it already has an `xtask` alias)"));
     } else {
@@ -153,8 +153,7 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
         write_if_changed(&config, &new_text)?;
         if config_text.is_empty() { out.written.push(config_rel) } else { out.edited.push(format!("{config_rel}: the `xtask` alias")) }
     }
-    write_new(&ws_root, ".github/workflows/capspec.yml", WORKFLOW, &mut out)?;
-    fix_paths(&mut out, &ws_root, root);
+    write_new(&ws_root, &up, ".github/workflows/capspec.yml", WORKFLOW, &mut out)?;
 
     // Generate the bindings now, so the package builds right away.
     match capspec_codegen::sync(root) {
@@ -167,39 +166,19 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
     Ok(out)
 }
 
-/// Paths written relative to the workspace root, shown relative to the package.
-fn fix_paths(out: &mut Outcome, ws_root: &Path, root: &Path) {
-    if ws_root == root {
-        return;
-    }
-    let prefix = pathdiff(ws_root, root);
-    for list in [&mut out.written, &mut out.kept] {
-        for p in list.iter_mut() {
-            if p.starts_with("xtask/") || p.starts_with(".github/") || p.starts_with(".cargo/") {
-                *p = format!("{prefix}{p}");
-            }
-        }
-    }
-}
-
-/// `../` for each level `root` is below `ws_root`.
-fn pathdiff(ws_root: &Path, root: &Path) -> String {
-    let depth = root.strip_prefix(ws_root).map(|p| p.components().count()).unwrap_or(0);
-    "../".repeat(depth)
-}
-
-/// Write `path` under `base` unless it exists (then it is kept).
-fn write_new(base: &Path, path: &str, contents: &str, out: &mut Outcome) -> Result<(), String> {
+/// Write `path` under `base` unless it exists (then it is kept); it is
+/// reported as `shown` + `path` (relative to the package).
+fn write_new(base: &Path, shown: &str, path: &str, contents: &str, out: &mut Outcome) -> Result<(), String> {
     let full = base.join(path);
     if full.exists() {
-        out.kept.push(format!("{path} (exists)"));
+        out.kept.push(format!("{shown}{path} (exists)"));
         return Ok(());
     }
     if let Some(parent) = full.parent() {
         std::fs::create_dir_all(parent).map_err(|e| format!("cannot create `{}`: {e}", parent.display()))?;
     }
     std::fs::write(&full, contents).map_err(|e| format!("cannot write `{}`: {e}", full.display()))?;
-    out.written.push(path.to_string());
+    out.written.push(format!("{shown}{path}"));
     Ok(())
 }
 
