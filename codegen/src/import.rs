@@ -117,11 +117,7 @@ pub fn category_of(tool: &Value) -> (Category, Hints, Vec<&'static str>) {
     let mut dropped = Vec::new();
     for (key, value) in wanted.set() {
         if Hints::allowed(category).contains(&(key, value)) {
-            match key {
-                "destructive" => kept.destructive = Some(value),
-                "idempotent" => kept.idempotent = Some(value),
-                _ => kept.open_world = Some(value),
-            }
+            *kept.slot(key).expect("set() yields hint keys") = Some(value);
         } else {
             dropped.push(key);
         }

@@ -199,6 +199,16 @@ impl Hints {
         }
     }
 
+    /// The slot of the hint written as `key` in a spec, if it is one.
+    pub fn slot(&mut self, key: &str) -> Option<&mut Option<bool>> {
+        match key {
+            "destructive" => Some(&mut self.destructive),
+            "idempotent" => Some(&mut self.idempotent),
+            "open_world" => Some(&mut self.open_world),
+            _ => None,
+        }
+    }
+
     /// `(key, value)` of every hint that is set, in key order.
     pub fn set(&self) -> Vec<(&'static str, bool)> {
         [self.destructive, self.idempotent, self.open_world].into_iter().zip(Hints::KEYS).filter_map(|(v, k)| v.map(|v| (k, v))).collect()

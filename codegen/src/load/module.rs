@@ -358,10 +358,10 @@ impl Decoder<'_> {
         self.unknown_keys(entries, &Hints::KEYS, "`hints`");
         let defaults = Annotations::of(category);
         for (key, value) in entries {
-            let (slot, default) = match key.name.as_str() {
-                "destructive" => (&mut hints.destructive, defaults.destructive),
-                "idempotent" => (&mut hints.idempotent, defaults.idempotent),
-                "open_world" => (&mut hints.open_world, defaults.open_world),
+            let default = match key.name.as_str() {
+                "destructive" => defaults.destructive,
+                "idempotent" => defaults.idempotent,
+                "open_world" => defaults.open_world,
                 _ => continue,
             };
             let Value::Bool(b) = value.value else {
@@ -379,7 +379,7 @@ impl Decoder<'_> {
             }
             // A value equal to the category's default changes nothing.
             if b != default {
-                *slot = Some(b);
+                *hints.slot(&key.name).expect("a hint key") = Some(b);
             }
         }
         hints
