@@ -62,12 +62,10 @@ pub struct TestSite {
 }
 
 impl TestSite {
-    /// Whether this test exercises `cap` of `module`: it mentions the
-    /// qualified name or the wire name, or — when no other module has the
-    /// name (the wire name is then the bare name) — the bare name, as a
+    /// Whether this test mentions the wire name or the qualified name, as a
     /// string or as the last segment of a path.
-    pub fn exercises(&self, module: &str, cap: &CapabilitySpec) -> bool {
-        self.words.contains(&cap.wire_name) || self.words.contains(&format!("{module}.{}", cap.name))
+    fn mentions(&self, wire_name: &str, qualified: &str) -> bool {
+        self.words.contains(wire_name) || self.words.contains(qualified)
     }
 
     /// `file::name`, as the coverage table shows it.
@@ -177,9 +175,13 @@ pub fn scan(root: &Path, config: &Config) -> Scan {
 }
 
 impl Scan {
-    /// The tests that exercise `cap` of `module` (see [`TestSite::exercises`]).
+    /// The tests that exercise `cap` of `module`: they mention its qualified
+    /// name or its wire name — which is the bare name when no other module
+    /// has that name, so a shared bare name says nothing.
     pub fn exercising<'a>(&'a self, module: &'a str, cap: &'a CapabilitySpec) -> impl Iterator<Item = &'a TestSite> + 'a {
-        self.tests.iter().filter(move |t| t.exercises(module, cap))
+        // The qualified name is built once, not once per test.
+        let qualified = format!("{module}.{}", cap.name);
+        self.tests.iter().filter(move |t| t.mentions(&cap.wire_name, &qualified))
     }
 }
 
