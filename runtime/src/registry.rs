@@ -159,6 +159,8 @@ impl Registry {
         problems.extend(code_first_problems(modules, code_first));
         let mut entries = Vec::new();
         let mut names: HashMap<String, Names> = HashMap::new();
+        // Parsed once: for the validator here, and for the search index.
+        let mut schemas: Vec<(&'static Spec, Value)> = Vec::new();
         for (module_index, module) in modules.iter().enumerate() {
             for spec in module.specs {
                 let Some(reg) = by_key.get(&(spec.module, spec.name)) else {
@@ -196,11 +198,12 @@ impl Registry {
                     let other: &Entry = &entries[other];
                     problems.push(format!("`{}.{}` and `{}` have one wire name, `{}`", spec.module, spec.name, other.qualified, spec.wire_name));
                 }
+                schemas.push((spec, schema));
                 entries.push(Entry { spec, call: reg.call, validator, qualified: format!("{}.{}", spec.module, spec.name), module: module_index });
             }
         }
         if problems.is_empty() {
-            let search = crate::search::Index::new(entries.iter().map(|e| e.spec));
+            let search = crate::search::Index::with_schemas(schemas.iter().map(|(spec, schema)| (*spec, schema)));
             Ok(Arc::new(Registry { modules: modules.to_vec(), entries, names, search }))
         } else {
             Err(RegistryError { problems })

@@ -49,9 +49,17 @@ impl Index {
     /// assert!(index.search("delete a file", 5, |_| true).is_empty());
     /// ```
     pub fn new(specs: impl IntoIterator<Item = &'static Spec>) -> Index {
+        let parsed: Vec<(&'static Spec, serde_json::Value)> =
+            specs.into_iter().map(|spec| (spec, serde_json::from_str(spec.input_schema).unwrap_or_default())).collect();
+        Index::with_schemas(parsed.iter().map(|(spec, schema)| (*spec, schema)))
+    }
+
+    /// [`Index::new`] with each input schema already parsed (the registry
+    /// has parsed it for the validator).
+    pub(crate) fn with_schemas<'a>(specs: impl IntoIterator<Item = (&'static Spec, &'a serde_json::Value)>) -> Index {
         let docs = specs
             .into_iter()
-            .map(|spec| {
+            .map(|(spec, schema)| {
                 let mut terms: HashMap<String, f64> = HashMap::new();
                 let mut add = |text: &str, weight: f64| {
                     for word in words(text) {
@@ -61,9 +69,7 @@ impl Index {
                 add(spec.name, NAME_WEIGHT);
                 add(spec.module, DESCRIPTION_WEIGHT);
                 add(spec.description, DESCRIPTION_WEIGHT);
-                if let Ok(schema) = serde_json::from_str::<serde_json::Value>(spec.input_schema) {
-                    parameters(&schema, &mut add);
-                }
+                parameters(schema, &mut add);
                 let length = terms.values().sum();
                 Doc { spec, terms, length }
             })
