@@ -37,6 +37,8 @@ mod error;
 mod gate;
 #[cfg(feature = "quickjs")]
 pub mod guest;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod receipt;
 mod registry;
 mod run;

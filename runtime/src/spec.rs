@@ -67,6 +67,8 @@ pub struct Spec {
     pub user_message: Option<&'static str>,
     /// Listed by name only in the prompt catalog.
     pub deferred: bool,
+    /// Also a tool of its own on the MCP code surface, beside `execute_code`.
+    pub direct: bool,
     /// Hidden compatibility names; resolve at invoke.
     pub aliases: &'static [&'static str],
     /// Why it is deprecated and what to use instead; still callable.

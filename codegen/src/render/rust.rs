@@ -418,6 +418,7 @@ fn capability(module: &ModuleSpec, cap: &CapabilitySpec) -> TokenStream {
     let output_schema = opt_str(cap.output.as_ref().map(|s| s.to_json().to_string()).as_deref());
     let user_message = opt_str(cap.user_message.as_deref());
     let deferred = cap.deferred;
+    let direct = cap.direct;
     let aliases: Vec<Literal> = cap.aliases.iter().map(|a| lit(a)).collect();
     let deprecated = opt_str(cap.deprecated.as_deref());
     let fingerprint = lit(&contract_fingerprint(module, cap));
@@ -450,6 +451,7 @@ fn capability(module: &ModuleSpec, cap: &CapabilitySpec) -> TokenStream {
                 output_schema: #output_schema,
                 user_message: #user_message,
                 deferred: #deferred,
+                direct: #direct,
                 aliases: &[#(#aliases),*],
                 deprecated: #deprecated,
                 fingerprint: #fingerprint,

@@ -41,6 +41,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the mounted modules over MCP: stdio by default, Streamable HTTP at /mcp with
+    /// --http. Every call goes through the gate; `ask` becomes an elicitation when the
+    /// client declared it, and is denied with a named reason otherwise.
+    Serve {
+        /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio.
+        #[arg(long, value_name = "ADDR", requires = "token_file")]
+        http: Option<std::net::SocketAddr>,
+        /// A file holding the bearer token every HTTP request must carry
+        /// (`Authorization: Bearer <token>`); surrounding whitespace is ignored.
+        #[arg(long, value_name = "FILE", requires = "http")]
+        token_file: Option<PathBuf>,
+        /// `code`: the `execute_code` tool plus capabilities marked `direct: true`;
+        /// `tools`: one tool per non-deferred capability, named by its wire name.
+        #[arg(long, value_parser = parse_surface, default_value = "code")]
+        surface: capspec::mcp::Surface,
+        #[command(flatten)]
+        session: SessionArgs,
+    },
     /// Print the prompt catalog of the mounted modules.
     Catalog {
         #[command(flatten)]
@@ -80,6 +98,10 @@ struct SessionArgs {
     modules: ModulesArg,
 }
 
+fn parse_surface(text: &str) -> Result<capspec::mcp::Surface, String> {
+    capspec::mcp::Surface::parse(text).ok_or_else(|| format!("unknown surface `{text}`; use code or tools"))
+}
+
 fn parse_mode(text: &str) -> Result<Mode, String> {
     Mode::parse(text).ok_or_else(|| format!("unknown mode `{text}`; use plan, default, accept-edits or auto"))
 }
@@ -93,7 +115,7 @@ fn main() -> ExitCode {
         }
     };
     let modules = match &cli.command {
-        Command::Run { session, .. } | Command::Call { session, .. } => &session.modules.modules,
+        Command::Run { session, .. } | Command::Call { session, .. } | Command::Serve { session, .. } => &session.modules.modules,
         Command::Catalog { modules } => &modules.modules,
     };
     let registry = match agent_host::registry() {
@@ -124,13 +146,7 @@ fn main() -> ExitCode {
             let outcome = capspec::guest::Guest::new(mounted.clone()).run(&run, &source);
             let receipts = run.receipts();
             if json {
-                let value = serde_json::json!({
-                    "result": outcome.result,
-                    "error": outcome.error,
-                    "receipts": receipts,
-                    "logs": outcome.logs,
-                });
-                println!("{value}");
+                println!("{}", outcome.report(&run));
             } else {
                 for line in &outcome.logs {
                     println!("{line}");
@@ -168,6 +184,47 @@ fn main() -> ExitCode {
             print!("{}", mounted.catalog());
             ExitCode::SUCCESS
         }
+        Command::Serve { http, token_file, surface, session } => serve(mounted, http.zip(token_file), surface, &session),
+    }
+}
+
+/// `agent-host serve`: every MCP call runs with the workspace and memory
+/// of this process, in the fixed mode.
+fn serve(mounted: capspec::Mounted, http: Option<(std::net::SocketAddr, PathBuf)>, surface: capspec::mcp::Surface, options: &SessionArgs) -> ExitCode {
+    let Some(workspace) = open_workspace(options) else { return ExitCode::from(2) };
+    let memory = SessionMemory::default();
+    let for_runs = mounted.clone();
+    let host = capspec::mcp::McpHost::new(capspec::guest::Guest::new(mounted), surface, options.mode)
+        .prepare_run(move |gate| Run::new(gate).with(workspace.clone()).with(memory.clone()).with(for_runs.clone()));
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("agent-host: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let served = runtime.block_on(async move {
+        match http {
+            None => capspec::mcp::serve_stdio(host).await,
+            Some((addr, token_file)) => {
+                let token = std::fs::read_to_string(&token_file)
+                    .map_err(|e| std::io::Error::other(format!("cannot read the token file `{}`: {e}", token_file.display())))?;
+                let token = token.trim();
+                if token.is_empty() {
+                    return Err(std::io::Error::other(format!("the token file `{}` is empty", token_file.display())));
+                }
+                let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| std::io::Error::other(format!("cannot listen on {addr}: {e}")))?;
+                eprintln!("agent-host: serving MCP at http://{}/mcp", listener.local_addr()?);
+                capspec::mcp::serve_http(host, listener, capspec::mcp::HttpOptions::new(token)).await
+            }
+        }
+    });
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("agent-host: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 
@@ -175,20 +232,25 @@ fn main() -> ExitCode {
 /// modules (for `run_plan`), and an approver that asks on the terminal when
 /// there is one and denies with a named reason when there is not.
 fn session_run(options: &SessionArgs, mounted: &capspec::Mounted) -> Option<Run> {
-    let dir = options.workspace.clone().unwrap_or_else(|| std::env::temp_dir().join("agent-host-workspace"));
-    let workspace = match Workspace::new(&dir) {
-        Ok(w) => w,
-        Err(e) => {
-            eprintln!("agent-host: cannot use workspace `{}`: {e}", dir.display());
-            return None;
-        }
-    };
+    let workspace = open_workspace(options)?;
     let approver: Arc<dyn Approver> = if std::io::stdin().is_terminal() {
         Arc::new(TerminalApprover)
     } else {
         Arc::new(HeadlessApprover::new("agent-host (stdin is not a terminal)"))
     };
     Some(Run::new(Gate::new(options.mode, approver, SessionAllow::new())).with(workspace).with(SessionMemory::default()).with(mounted.clone()))
+}
+
+/// The workspace `--workspace` names, or the default; `None` (reported) when unusable.
+fn open_workspace(options: &SessionArgs) -> Option<Workspace> {
+    let dir = options.workspace.clone().unwrap_or_else(|| std::env::temp_dir().join("agent-host-workspace"));
+    match Workspace::new(&dir) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            eprintln!("agent-host: cannot use workspace `{}`: {e}", dir.display());
+            None
+        }
+    }
 }
 
 /// Asks on the terminal: y (once) / n / a (allow for the session).

@@ -63,6 +63,16 @@ impl Guest {
         self
     }
 
+    /// The session whose modules actions import.
+    pub fn mounted(&self) -> &Mounted {
+        &self.settings.mounted
+    }
+
+    /// The import specifier prefix: modules are `<specifier>/<module>`.
+    pub fn import_specifier(&self) -> &str {
+        &self.settings.specifier
+    }
+
     /// Limits, clamped to [`GuestLimits::CEILING`].
     pub fn limits(mut self, limits: GuestLimits) -> Guest {
         self.settings.limits = limits.clamped();

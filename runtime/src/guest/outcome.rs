@@ -54,6 +54,19 @@ pub struct GuestOutcome {
     pub cpu_time: Duration,
 }
 
+impl GuestOutcome {
+    /// The run's report, as `agent-host run --json` prints it and the MCP
+    /// `execute_code` tool returns it: `{"result", "error", "receipts", "logs"}`.
+    pub fn report(&self, run: &crate::Run) -> serde_json::Value {
+        serde_json::json!({
+            "result": self.result,
+            "error": self.error,
+            "receipts": run.receipts(),
+            "logs": self.logs,
+        })
+    }
+}
+
 /// Which limit ended a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

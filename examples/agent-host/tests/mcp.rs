@@ -1,0 +1,245 @@
+//! The MCP server in process, with rmcp's own client over an in-memory
+//! transport: both surfaces, the resources, the one ladder, the gate as an
+//! elicitation, and sessions that never share approvals.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agent_host::capabilities::memory::SessionMemory;
+use agent_host::workspace::Workspace;
+use capspec::Mode;
+use capspec::mcp::{McpHost, Surface};
+use capspec_testkit::TempDir;
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation, ReadResourceRequestParams};
+use rmcp::service::{RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+fn host(dir: &TempDir, surface: Surface, mode: Mode) -> McpHost {
+    let mounted = agent_host::registry().expect("registry").mount_all();
+    let workspace = Workspace::new(dir.path()).expect("workspace");
+    let memory = SessionMemory::default();
+    McpHost::new(capspec::guest::Guest::new(mounted), surface, mode)
+        .prepare_run(move |gate| capspec::Run::new(gate).with(workspace.clone()).with(memory.clone()))
+}
+
+/// A client that answers elicitations with `answer` (None: declares no
+/// elicitation at all) and counts them.
+#[derive(Clone)]
+struct TestClient {
+    answer: Option<Value>,
+    asked: Arc<AtomicUsize>,
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = match self.answer {
+            Some(_) => ClientCapabilities::builder().enable_elicitation().build(),
+            None => ClientCapabilities::default(),
+        };
+        ClientConfig::new(capabilities, Implementation::new("capspec-test", "1"))
+    }
+
+    async fn create_elicitation(&self, request: ElicitRequestParams, _: RequestContext<RoleClient>) -> Result<ElicitResult, ErrorData> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        let ElicitRequestParams::FormElicitationParams { message, .. } = request else { panic!("a form elicitation") };
+        assert!(message.contains("notes.create_note"), "the question names the capability: {message}");
+        let answer = self.answer.clone().expect("asked only when declared");
+        let action = if answer.is_null() { ElicitationAction::Decline } else { ElicitationAction::Accept };
+        let mut result = ElicitResult::new(action);
+        result.content = (!answer.is_null()).then_some(answer);
+        Ok(result)
+    }
+}
+
+async fn connect(host: &McpHost, client: TestClient) -> RunningService<RoleClient, TestClient> {
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let session = host.session();
+    tokio::spawn(async move {
+        let running = session.serve(server_io).await.expect("server starts");
+        let _ = running.waiting().await;
+    });
+    client.serve(client_io).await.expect("client connects")
+}
+
+fn plain() -> TestClient {
+    TestClient { answer: None, asked: Arc::default() }
+}
+
+async fn call(client: &RunningService<RoleClient, TestClient>, name: &str, args: Value) -> rmcp::model::CallToolResult {
+    let Value::Object(args) = args else { panic!("arguments are an object") };
+    client.call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args)).await.expect("a tool result, not a protocol error")
+}
+
+fn structured(result: &rmcp::model::CallToolResult) -> &Value {
+    result.structured_content.as_ref().expect("structuredContent")
+}
+
+fn repo_catalog() -> Value {
+    let text = std::fs::read_to_string(capspec_testkit::repo_root().join("catalog/capabilities.json")).expect("catalog");
+    serde_json::from_str(&text).expect("JSON")
+}
+
+#[tokio::test]
+async fn the_tools_surface_lists_every_non_deferred_capability_as_capabilities_json_describes_it() {
+    let dir = TempDir::new("mcp-tools-surface");
+    let client = connect(&host(&dir, Surface::Tools, Mode::Auto), plain()).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let catalog = repo_catalog();
+    let entries: Vec<&Value> = catalog["modules"].as_array().unwrap().iter().flat_map(|m| m["capabilities"].as_array().unwrap()).collect();
+    let listed: Vec<&Value> = entries.iter().copied().filter(|e| e["deferred"] == false).collect();
+    assert_eq!(tools.len(), listed.len());
+    for entry in listed {
+        let tool = tools.iter().find(|t| t.name == entry["wire_name"].as_str().unwrap()).unwrap_or_else(|| panic!("no tool for {entry}"));
+        let tool = serde_json::to_value(tool).unwrap();
+        assert_eq!(tool["description"], entry["description"]);
+        assert_eq!(tool["inputSchema"], entry["input_schema"]);
+        assert_eq!(tool["annotations"], entry["annotations"]);
+        assert_eq!(tool["_meta"], entry["_meta"]);
+        // The output schema, with `type: object` at the root as MCP requires
+        // (a root `$ref` gains it beside the reference).
+        let mut output = entry["output_schema"].clone();
+        if output.get("$ref").is_some() {
+            output["type"] = json!("object");
+        }
+        assert_eq!(tool.get("outputSchema").unwrap_or(&Value::Null), &output, "{}", entry["wire_name"]);
+    }
+}
+
+#[tokio::test]
+async fn the_code_surface_lists_execute_code_with_the_catalog_and_the_direct_tools() {
+    let dir = TempDir::new("mcp-code-surface");
+    let client = connect(&host(&dir, Surface::Code, Mode::Auto), plain()).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["execute_code", "read_file"], "execute_code and the one `direct: true` capability");
+    let description = tools[0].description.as_deref().unwrap();
+    assert!(description.contains("default export is the action"), "{description}");
+    assert!(description.contains("`import workspace from \"@capspec/host/workspace\";`"), "the catalog follows the contract");
+    // A capability that is not direct is not callable here.
+    let refused = call(&client, "write_file", json!({"path": "a.txt", "content": "x"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert_eq!(structured(&refused)["error"], "unknown_capability");
+    assert!(!dir.path().join("a.txt").exists());
+}
+
+#[tokio::test]
+async fn both_resources_are_the_mounts_catalogs() {
+    let dir = TempDir::new("mcp-resources");
+    let client = connect(&host(&dir, Surface::Code, Mode::Auto), plain()).await;
+    let listed = client.list_all_resources().await.expect("resources/list");
+    let uris: Vec<&str> = listed.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(uris, ["capspec://capabilities", "capspec://catalog"]);
+    let read = |uri: &str| {
+        let client = &client;
+        let uri = uri.to_string();
+        async move {
+            let result = client.read_resource(ReadResourceRequestParams::new(uri)).await.expect("resources/read");
+            let value = serde_json::to_value(&result.contents[0]).unwrap();
+            (value["mimeType"].as_str().unwrap().to_string(), value["text"].as_str().unwrap().to_string())
+        }
+    };
+    let (mime, json) = read("capspec://capabilities").await;
+    assert_eq!(mime, "application/json");
+    // Everything mounted: the resource is the generated file, marker aside.
+    assert_eq!(serde_json::from_str::<Value>(&json).unwrap()["modules"], repo_catalog()["modules"]);
+    let (mime, markdown) = read("capspec://catalog").await;
+    assert_eq!(mime, "text/markdown");
+    assert!(markdown.contains("## notes") && markdown.contains("## workspace"), "{markdown}");
+    let missing = client.read_resource(ReadResourceRequestParams::new("capspec://nope")).await;
+    assert!(missing.is_err(), "an unknown resource is a protocol error");
+}
+
+#[tokio::test]
+async fn execute_code_returns_the_run_report_and_calls_go_through_the_gate() {
+    let dir = TempDir::new("mcp-execute");
+    let client = connect(&host(&dir, Surface::Code, Mode::AcceptEdits), plain()).await;
+    let action = r#"
+        import workspace from "@capspec/host/workspace";
+        export default async () => {
+          await workspace.write_file({ path: "hello.txt", content: "hi\n" });
+          console.log("written");
+          return (await workspace.read_file({ path: "hello.txt" })).content;
+        };"#;
+    let result = call(&client, "execute_code", json!({ "code": action })).await;
+    assert_eq!(result.is_error, Some(false));
+    let report = structured(&result);
+    assert_eq!(report["result"], "hi\n");
+    assert_eq!(report["error"], Value::Null);
+    assert_eq!(report["logs"], json!(["written"]));
+    let receipts: Vec<(&str, &str)> = report["receipts"].as_array().unwrap().iter().map(|r| (r["capability"].as_str().unwrap(), r["decision"].as_str().unwrap())).collect();
+    assert_eq!(receipts, [("workspace.write_file", "auto"), ("workspace.read_file", "auto")]);
+    // The same report is the text, and the receipts are in `_meta`.
+    let text = serde_json::to_value(&result.content[0]).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(text["text"].as_str().unwrap()).unwrap(), *report);
+    assert_eq!(serde_json::to_value(&result.meta).unwrap()["io.capspec/receipts"], report["receipts"]);
+
+    let thrown = call(&client, "execute_code", json!({ "code": "export default () => { throw new Error('boom'); };" })).await;
+    assert_eq!(thrown.is_error, Some(true));
+    assert_eq!(structured(&thrown)["error"]["kind"], "threw");
+    let missing = call(&client, "execute_code", json!({})).await;
+    assert_eq!(structured(&missing)["error"], "invalid_arguments");
+}
+
+#[tokio::test]
+async fn refusals_are_tool_errors_with_the_named_reason() {
+    let dir = TempDir::new("mcp-refusals");
+    let client = connect(&host(&dir, Surface::Tools, Mode::Default), plain()).await;
+    // Without elicitation, an ask is a denial that says why.
+    let denied = call(&client, "create_note", json!({"title": "t", "body": "b"})).await;
+    assert_eq!(denied.is_error, Some(true));
+    let error = structured(&denied);
+    assert_eq!(error["error"], "permission_denied");
+    assert_eq!(error["capability"], "notes.create_note");
+    assert!(error["message"].as_str().unwrap().contains("did not declare elicitation"), "{error}");
+    assert!(!dir.path().join(".notes").exists() && std::fs::read_dir(dir.path()).unwrap().next().is_none(), "the impl did not run");
+    // Invalid arguments are a tool error, not a protocol error.
+    let invalid = call(&client, "read_file", json!({"path": ""})).await;
+    assert_eq!(structured(&invalid)["error"], "invalid_arguments");
+    let receipts = serde_json::to_value(&invalid.meta).unwrap()["io.capspec/receipts"].clone();
+    assert_eq!(receipts[0]["status"], "refused");
+    // A successful call: its value, checked against the output schema.
+    let listed = call(&client, "list_files", json!({})).await;
+    assert_eq!(listed.is_error, Some(false));
+    assert_eq!(structured(&listed)["entries"], json!([]));
+}
+
+#[tokio::test]
+async fn plan_mode_blocks_everything_but_read() {
+    let dir = TempDir::new("mcp-plan");
+    let client = connect(&host(&dir, Surface::Tools, Mode::Plan), plain()).await;
+    let blocked = call(&client, "write_file", json!({"path": "a.txt", "content": "x"})).await;
+    assert_eq!(structured(&blocked)["error"], "blocked_in_plan_mode");
+    assert!(!dir.path().join("a.txt").exists());
+    assert_eq!(call(&client, "list_files", json!({})).await.is_error, Some(false));
+}
+
+#[tokio::test]
+async fn an_ask_is_an_elicitation_and_session_approvals_stay_in_their_session() {
+    let dir = TempDir::new("mcp-elicit");
+    let host = host(&dir, Surface::Tools, Mode::Default);
+    let note = || json!({"title": "t", "body": "b"});
+    // Declined: denied, with the reason.
+    let declining = TestClient { answer: Some(Value::Null), asked: Arc::default() };
+    let client = connect(&host, declining.clone()).await;
+    let declined = call(&client, "create_note", note()).await;
+    assert_eq!(structured(&declined)["error"], "permission_denied");
+    assert!(structured(&declined)["message"].as_str().unwrap().contains("declined"));
+    assert_eq!(declining.asked.load(Ordering::SeqCst), 1);
+    // Allowed for the session: asked once, then approved without asking.
+    let approving = TestClient { answer: Some(json!({"scope": "session"})), asked: Arc::default() };
+    let client = connect(&host, approving.clone()).await;
+    for _ in 0..3 {
+        let created = call(&client, "create_note", note()).await;
+        assert_eq!(created.is_error, Some(false), "{created:?}");
+        let receipts = serde_json::to_value(&created.meta).unwrap()["io.capspec/receipts"].clone();
+        assert_eq!(receipts[0]["decision"], "approved");
+    }
+    assert_eq!(approving.asked.load(Ordering::SeqCst), 1);
+    // Another session of the same server is asked again.
+    let other = TestClient { answer: Some(json!({"scope": "once"})), asked: Arc::default() };
+    let client = connect(&host, other.clone()).await;
+    call(&client, "create_note", note()).await;
+    call(&client, "create_note", note()).await;
+    assert_eq!(other.asked.load(Ordering::SeqCst), 2, "`once` asks every time, and the first session's allow did not carry over");
+}

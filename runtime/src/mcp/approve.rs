@@ -1,0 +1,78 @@
+//! The gate's `ask` over MCP: an elicitation (allow once / allow for this
+//! session / decline) when the client declared it can answer one, else a
+//! denial that names why.
+
+use std::sync::Arc;
+
+use rmcp::model::{ElicitRequestParams, ElicitationAction};
+use rmcp::service::{ElicitationMode, Peer};
+use rmcp::RoleServer;
+use serde_json::json;
+
+use crate::gate::{Approval, ApprovalRequest, Approver, BoxFuture, HeadlessApprover};
+
+/// The answer the form asks for: how long the approval lasts.
+const SCOPE: &str = "scope";
+const ONCE: &str = "once";
+const SESSION: &str = "session";
+
+/// The approver of one call from `peer`.
+pub(super) fn approver(peer: &Peer<RoleServer>) -> Arc<dyn Approver> {
+    if peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
+        // The elicitation runs on the server's runtime, whichever thread
+        // (an action's engine thread, say) awaits the answer.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => return Arc::new(Elicit { peer: peer.clone(), runtime }),
+            Err(_) => return Arc::new(HeadlessApprover::new("this MCP server (no async runtime to ask the client on)")),
+        }
+    }
+    Arc::new(HeadlessApprover::new("this MCP session (the client did not declare elicitation)"))
+}
+
+struct Elicit {
+    peer: Peer<RoleServer>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Approver for Elicit {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        let what = request.message.clone().unwrap_or_else(|| format!("call `{}` with {}", request.capability, request.args));
+        let message = format!("Allow {what}? `{}` is a {} capability and the session is in {} mode.", request.capability, request.category, request.mode.as_str());
+        let params: ElicitRequestParams = serde_json::from_value(json!({
+            "mode": "form",
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    SCOPE: {
+                        "type": "string",
+                        "title": "Allow",
+                        "enum": [ONCE, SESSION],
+                        "description": "`once`: this call only; `session`: every call to it in this session.",
+                        "default": ONCE,
+                    }
+                },
+                "required": [SCOPE],
+            },
+        }))
+        .expect("the approval form is a valid elicitation");
+        let peer = self.peer.clone();
+        let asked = self.runtime.spawn(async move { peer.create_elicitation(params).await });
+        let capability = request.capability.clone();
+        Box::pin(async move {
+            match asked.await {
+                Ok(Ok(answer)) => match answer.action {
+                    ElicitationAction::Accept => match answer.content.as_ref().and_then(|c| c.get(SCOPE)).and_then(|s| s.as_str()) {
+                        Some(SESSION) => Approval::AllowForSession,
+                        _ => Approval::AllowOnce,
+                    },
+                    ElicitationAction::Decline => Approval::Deny(format!("the user declined `{capability}` in the client")),
+                    // Cancel, or an answer this version does not know.
+                    _ => Approval::Deny(format!("the user dismissed the approval of `{capability}` in the client")),
+                },
+                Ok(Err(e)) => Approval::Deny(format!("the client could not be asked to approve `{capability}`: {e}")),
+                Err(e) => Approval::Deny(format!("asking the client to approve `{capability}` ended abnormally: {e}")),
+            }
+        })
+    }
+}

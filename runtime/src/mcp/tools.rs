@@ -1,0 +1,213 @@
+//! Specs and call outcomes as MCP values: tools, tool results, and the
+//! resources. Every shape is written as the JSON the protocol defines and
+//! decoded into rmcp's types once, so what a client sees is readable here.
+
+use rmcp::model::{CallToolResult, ListResourcesResult, ReadResourceResult, Tool};
+use serde_json::{Map, Value, json};
+
+use crate::error::CallError;
+use crate::guest::GuestOutcome;
+use crate::registry::Mounted;
+use crate::run::Run;
+use crate::spec::Spec;
+use crate::validate::Validator;
+
+use super::{CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE};
+
+/// The `_meta` key of a capability's category, as in capabilities.json.
+const META_CATEGORY: &str = "io.capspec/category";
+/// The `_meta` key of a result's receipts.
+const META_RECEIPTS: &str = "io.capspec/receipts";
+
+/// What `execute_code`'s description says before the catalog.
+const ACTION_CONTRACT: &str = "Run a JavaScript action against this session's capabilities.\n\n\
+`code` is an ES module. Import the modules listed below by their specifiers; \
+its default export is the action — a value, or an (async) function whose awaited \
+return value is the result. Every capability call returns a promise and passes \
+the host's permission gate; a refused call throws an `Error` whose `.code` is one of \
+`unknown_capability`, `ambiguous_capability`, `invalid_arguments`, `permission_denied`, \
+`blocked_in_plan_mode`, `failed`, `timeout`, `limit_exceeded`, which the action may catch. \
+`console.*` lines come back as `logs`. The result is `{result, error, receipts, logs}`; \
+it is an error when the action threw or hit a limit (CPU time, memory, stack, calls, output).";
+
+fn decode<T: serde::de::DeserializeOwned>(value: Value) -> T {
+    serde_json::from_value(value).expect("capspec writes MCP values rmcp reads")
+}
+
+/// The code surface's action tool: the contract, then the mounted catalog.
+pub(super) fn execute_code_tool(mounted: &Mounted) -> Tool {
+    decode(json!({
+        "name": EXECUTE_CODE,
+        "title": "Run a JavaScript action",
+        "description": format!("{ACTION_CONTRACT}\n\n{}", mounted.catalog()),
+        "inputSchema": {
+            "type": "object",
+            "properties": { "code": { "type": "string", "description": "An ES module whose default export is the action." } },
+            "required": ["code"],
+            "additionalProperties": false,
+        },
+        "annotations": { "readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true },
+    }))
+}
+
+/// A capability as an MCP tool: named by its wire name, every other field
+/// as in capabilities.json.
+pub(super) fn capability_tool(spec: &Spec) -> Tool {
+    let entry = entry(spec);
+    let mut tool = json!({
+        "name": spec.wire_name,
+        "description": entry["description"],
+        "inputSchema": entry["input_schema"],
+        "annotations": entry["annotations"],
+        "_meta": entry["_meta"],
+    });
+    if let Some(title) = spec.title {
+        tool["title"] = json!(title);
+    }
+    if let Some(output) = output_schema(&entry["output_schema"]) {
+        tool["outputSchema"] = output;
+    }
+    decode(tool)
+}
+
+/// The spec's output schema as MCP takes it: an object schema with `type`
+/// at its root. A root `$ref` to an object definition gains that `type`
+/// beside it (the same schema); an output that is not an object has no
+/// MCP output schema, and its value is wrapped as `{"result": …}`.
+pub(super) fn output_schema(schema: &Value) -> Option<Value> {
+    let object = json!("object");
+    if schema.get("type") == Some(&object) {
+        return Some(schema.clone());
+    }
+    let target = schema.get("$ref")?.as_str()?.strip_prefix("#/$defs/")?;
+    if schema.get("$defs")?.get(target)?.get("type") != Some(&object) {
+        return None;
+    }
+    let mut with_type = schema.clone();
+    with_type["type"] = object;
+    Some(with_type)
+}
+
+/// A capability's entry in capabilities.json (`codegen`'s `render/json.rs`
+/// writes the same fields from the spec file; a test keeps them equal).
+fn entry(spec: &Spec) -> Value {
+    let schema = |text: &str| serde_json::from_str::<Value>(text).expect("generated schemas are JSON");
+    let a = spec.annotations;
+    let mut entry = json!({
+        "name": spec.name,
+        "wire_name": spec.wire_name,
+        "module": spec.module,
+        "category": spec.category.as_str(),
+        "description": spec.summary,
+        "input_schema": schema(spec.input_schema),
+        "output_schema": spec.output_schema.map(schema),
+        "deferred": spec.deferred,
+        "deprecated": spec.deprecated,
+        "fingerprint": spec.fingerprint,
+        "annotations": {
+            "readOnlyHint": a.read_only,
+            "destructiveHint": a.destructive,
+            "idempotentHint": a.idempotent,
+            "openWorldHint": a.open_world,
+        },
+        "_meta": { META_CATEGORY: spec.category.as_str() },
+    });
+    if let Some(title) = spec.title {
+        entry["title"] = json!(title);
+    }
+    entry
+}
+
+/// The mount's capabilities.json: the generated file's `modules`, for the
+/// mounted modules only.
+pub(super) fn capabilities_json(mounted: &Mounted, specifier: &str) -> String {
+    let modules: Vec<Value> = mounted
+        .modules()
+        .map(|m| {
+            json!({
+                "name": m.name,
+                "description": m.description,
+                "import": format!("{specifier}/{}", m.name),
+                "capabilities": m.specs.iter().map(entry).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&json!({ "modules": modules })).expect("JSON serializes")
+}
+
+/// Receipts as a result's `_meta`.
+fn receipts_meta(run: &Run) -> Value {
+    json!({ META_RECEIPTS: run.receipts() })
+}
+
+/// A result whose structured content is `structured`, repeated as text.
+fn result(structured: Value, is_error: bool, meta: Option<Value>) -> CallToolResult {
+    let text = structured.to_string();
+    let mut result = json!({
+        "content": [{ "type": "text", "text": text }],
+        "structuredContent": structured,
+        "isError": is_error,
+    });
+    if let Some(meta) = meta {
+        result["_meta"] = meta;
+    }
+    decode(result)
+}
+
+/// A call refused before anything ran (an unknown tool, `execute_code`
+/// without code): `{"error", "message", "capability"}`.
+pub(super) fn refused(code: crate::ErrorCode, capability: &str, message: &str) -> CallToolResult {
+    let error = CallError { code, message: message.to_string(), capability: capability.to_string() };
+    result(serde_json::to_value(&error).expect("errors serialize"), true, None)
+}
+
+/// `execute_code`'s result: the run's report; an error when the action
+/// threw or hit a limit.
+pub(super) fn action_result(outcome: &GuestOutcome, run: &Run) -> CallToolResult {
+    result(outcome.report(run), outcome.error.is_some(), Some(receipts_meta(run)))
+}
+
+/// A capability call's result: its value as structured content (checked
+/// against the output schema, when there is one), or the refusal.
+pub(super) fn call_result(outcome: Result<Value, CallError>, output: Option<&Validator>, capability: &str, run: &Run) -> CallToolResult {
+    let meta = Some(receipts_meta(run));
+    let value = match outcome {
+        Ok(value) => value,
+        Err(error) => return result(serde_json::to_value(&error).expect("errors serialize"), true, meta),
+    };
+    if let Some(validator) = output {
+        let violations = validator.validate(&value);
+        if !violations.is_empty() {
+            let list = violations.iter().map(|v| format!("{}: {}", v.pointer, v.message)).collect::<Vec<_>>().join("; ");
+            let error = CallError {
+                code: crate::ErrorCode::Failed,
+                message: format!("`{capability}` returned a value its output schema refuses: {list}"),
+                capability: capability.to_string(),
+            };
+            return result(serde_json::to_value(&error).expect("errors serialize"), true, meta);
+        }
+    }
+    // structuredContent is an object; any other value is wrapped.
+    let structured = match value {
+        Value::Object(map) => Value::Object(map),
+        other => Value::Object(Map::from_iter([("result".to_string(), other)])),
+    };
+    result(structured, false, meta)
+}
+
+/// The two resources.
+pub(super) fn resource_list() -> ListResourcesResult {
+    decode(json!({
+        "resources": [
+            { "uri": CAPABILITIES_URI, "name": "capabilities", "title": "Capabilities (JSON)", "mimeType": "application/json",
+              "description": "The mounted capabilities: names, categories, schemas, annotations (capabilities.json)." },
+            { "uri": CATALOG_URI, "name": "catalog", "title": "Capability catalog", "mimeType": "text/markdown",
+              "description": "The prompt catalog of the mounted modules." },
+        ]
+    }))
+}
+
+/// One resource's text.
+pub(super) fn resource_contents(uri: &str, mime: &str, text: &str) -> ReadResourceResult {
+    decode(json!({ "contents": [{ "uri": uri, "mimeType": mime, "text": text }] }))
+}
