@@ -50,13 +50,15 @@ pub const MCP_PATH: &str = "/mcp";
 /// connection is served on its own task; each MCP session gets a fresh
 /// [`McpSession`](super::McpSession) and so its own approvals.
 pub async fn serve_http(host: McpHost, listener: TcpListener, options: HttpOptions) -> std::io::Result<()> {
+    // The body limit is enforced (413) before rmcp sees the request.
     let config = StreamableHttpServerConfig::default()
-        .with_max_request_body_bytes(options.max_body_bytes)
+        .with_max_request_body_bytes(options.max_body_bytes.saturating_add(1))
         .with_sse_keep_alive(None)
         .disable_allowed_hosts();
     let sessions = host.clone();
     let mcp = StreamableHttpService::new(move || Ok(sessions.session()), Arc::new(LocalSessionManager::default()), config);
     let token: Arc<str> = Arc::from(format!("Bearer {}", options.token));
+    let max_body = options.max_body_bytes;
     loop {
         let (stream, _) = listener.accept().await?;
         let mcp = mcp.clone();
@@ -65,7 +67,7 @@ pub async fn serve_http(host: McpHost, listener: TcpListener, options: HttpOptio
             let service = hyper::service::service_fn(move |request: Request<Incoming>| {
                 let mut mcp = mcp.clone();
                 let token = token.clone();
-                async move { Ok::<_, Infallible>(admit(&mut mcp, &token, request).await) }
+                async move { Ok::<_, Infallible>(admit(&mut mcp, &token, max_body, request).await) }
             });
             // A connection that fails (the client went away) ends only itself.
             let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
@@ -75,10 +77,11 @@ pub async fn serve_http(host: McpHost, listener: TcpListener, options: HttpOptio
 
 type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
-/// Check the path and the token, then hand the request to rmcp.
-async fn admit<S>(mcp: &mut S, token: &str, request: Request<Incoming>) -> Response<Body>
+/// Check the path, the token, the body's size and that it is JSON-RPC,
+/// then hand the request to rmcp.
+async fn admit<S>(mcp: &mut S, token: &str, max_body: usize, request: Request<Incoming>) -> Response<Body>
 where
-    S: tower_service::Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>,
+    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Body>, Error = Infallible>,
 {
     if request.uri().path() != MCP_PATH {
         return plain(StatusCode::NOT_FOUND, &format!("not found: the MCP endpoint is {MCP_PATH}"));
@@ -89,10 +92,40 @@ where
         response.headers_mut().insert(http::header::WWW_AUTHENTICATE, http::HeaderValue::from_static("Bearer"));
         return response;
     }
-    match mcp.call(request).await {
+    let (parts, body) = request.into_parts();
+    let bytes = match http_body_util::Limited::new(body, max_body).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return plain(StatusCode::PAYLOAD_TOO_LARGE, &format!("payload too large: a request body may have at most {max_body} bytes"));
+        }
+        Err(e) => return plain(StatusCode::BAD_REQUEST, &format!("the request body could not be read: {e}")),
+    };
+    if parts.method == http::Method::POST {
+        if let Err((code, message)) = json_rpc_problem(&bytes) {
+            let error = serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+            let mut response = Response::new(Full::new(Bytes::from(error.to_string())).boxed());
+            *response.status_mut() = StatusCode::BAD_REQUEST;
+            response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+            return response;
+        }
+    }
+    match mcp.call(Request::from_parts(parts, Full::new(bytes))).await {
         Ok(response) => response,
         Err(never) => match never {},
     }
+}
+
+/// Why a POST body is not a JSON-RPC message: a parse error (-32700) or an
+/// invalid request (-32600), with a message saying what was wrong.
+fn json_rpc_problem(body: &[u8]) -> Result<(), (i64, String)> {
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| (-32700, format!("Parse error: the body is not JSON ({e})")))?;
+    let is_message = |v: &serde_json::Value| v.get("jsonrpc").and_then(|j| j.as_str()) == Some("2.0");
+    let valid = match &value {
+        serde_json::Value::Object(_) => is_message(&value),
+        serde_json::Value::Array(batch) => !batch.is_empty() && batch.iter().all(is_message),
+        _ => false,
+    };
+    if valid { Ok(()) } else { Err((-32600, "Invalid Request: a JSON-RPC 2.0 message is an object with \"jsonrpc\": \"2.0\"".to_string())) }
 }
 
 fn plain(status: StatusCode, text: &str) -> Response<Body> {
@@ -114,5 +147,14 @@ mod tests {
         assert!(super::constant_time_eq(b"Bearer abc", b"Bearer abc"));
         assert!(!super::constant_time_eq(b"Bearer abd", b"Bearer abc"));
         assert!(!super::constant_time_eq(b"Bearer ab", b"Bearer abc"));
+    }
+
+    #[test]
+    fn only_json_rpc_messages_pass() {
+        assert_eq!(super::json_rpc_problem(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Ok(()));
+        assert_eq!(super::json_rpc_problem(b"{ nope").unwrap_err().0, -32700);
+        assert_eq!(super::json_rpc_problem(br#"{"id":1}"#).unwrap_err().0, -32600);
+        assert_eq!(super::json_rpc_problem(b"[]").unwrap_err().0, -32600);
+        assert_eq!(super::json_rpc_problem(b"42").unwrap_err().0, -32600);
     }
 }
