@@ -33,6 +33,14 @@ impl NotesServer {
         let _ = args.max_lines;
         args.note_id
     }
+
+    /// `peek` answering the way capspec's MCP server does: the value as
+    /// structured content (wrapped, as it is not an object), repeated as text.
+    #[tool(name = "peek_structured", description = "Read a note by id.")]
+    async fn peek_structured(&self, Parameters(args): Parameters<PeekArgs>) -> rmcp::model::CallToolResult {
+        let _ = args.max_lines;
+        rmcp::model::CallToolResult::structured(json!({ "result": args.note_id }))
+    }
 }
 
 #[divan::bench]
@@ -67,4 +75,41 @@ fn capspec_invoke(bencher: divan::Bencher) {
     let mounted = registry().mount_all();
     let run = Run::new(Gate::headless(Mode::Default, "bench")).with_limits(capspec::Limits { max_calls: u32::MAX });
     bencher.bench_local(|| rt.block_on(mounted.invoke(&run, "peek", json!({"note_id": "n1"}))));
+}
+
+/// `tools/call` round trips over an in-memory pipe with rmcp's client: the
+/// same `peek` tool behind a plain `#[tool_router]` server (answering with
+/// the same result shape, `peek_structured`) and behind capspec's MCP server
+/// (tools surface), which also validates, gates, records a receipt and
+/// returns it in the result's `_meta`. A multi-threaded runtime, as a server runs on.
+fn round_trip<S: rmcp::ServerHandler>(bencher: divan::Bencher, server: S, tool: &'static str) {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let client = rt.block_on(async {
+        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(async move {
+            let running = server.serve(server_io).await.expect("server starts");
+            let _ = running.waiting().await;
+        });
+        ().serve(client_io).await.expect("client connects")
+    });
+    let args = json!({"note_id": "n1"}).as_object().cloned().unwrap();
+    bencher.bench_local(|| {
+        rt.block_on(async {
+            let result = client.call_tool(CallToolRequestParams::new(tool).with_arguments(args.clone())).await.expect("a result");
+            assert_ne!(result.is_error, Some(true));
+            result
+        })
+    });
+}
+
+#[divan::bench]
+fn round_trip_rmcp_tool_router(bencher: divan::Bencher) {
+    round_trip(bencher, NotesServer { tool_router: NotesServer::tool_router() }, "peek_structured");
+}
+
+#[divan::bench]
+fn round_trip_capspec_mcp(bencher: divan::Bencher) {
+    let host = capspec::mcp::McpHost::new(capspec::guest::Guest::new(registry().mount_all()), capspec::mcp::Surface::Tools, Mode::Default)
+        .prepare_run(|gate| Run::new(gate).with_limits(capspec::Limits { max_calls: u32::MAX }));
+    round_trip(bencher, host.session(), "peek");
 }
