@@ -1,7 +1,8 @@
 //! agent-host: the reference host for the repo's `specs/`.
 //!
-//! `catalog` prints the prompt catalog of the mounted modules; `call` runs
-//! one capability through the gate, the way a provider tool loop would.
+//! `run` runs a guest JavaScript action; `catalog` prints the prompt catalog
+//! of the mounted modules; `call` runs one capability through the gate, the
+//! way a provider tool loop would; `serve` serves them over MCP.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;

@@ -12,7 +12,12 @@ use crate::run::Run;
 use crate::spec::Spec;
 use crate::validate::Validator;
 
-use super::{CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE};
+/// The name of the code surface's action tool.
+pub const EXECUTE_CODE: &str = "execute_code";
+/// The capabilities resource (application/json).
+pub const CAPABILITIES_URI: &str = "capspec://capabilities";
+/// The catalog resource (text/markdown).
+pub const CATALOG_URI: &str = "capspec://catalog";
 
 /// The `_meta` key of a capability's category, as in capabilities.json.
 const META_CATEGORY: &str = "io.capspec/category";

@@ -14,7 +14,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
-use super::McpHost;
+use super::server::McpHost;
 
 /// Serve one session over stdin/stdout until the client closes it.
 pub async fn serve_stdio(host: McpHost) -> std::io::Result<()> {
@@ -48,7 +48,7 @@ pub const MCP_PATH: &str = "/mcp";
 
 /// Serve Streamable HTTP on `listener` until the task is dropped: each
 /// connection is served on its own task; each MCP session gets a fresh
-/// [`McpSession`](super::McpSession) and so its own approvals.
+/// [`McpSession`](super::server::McpSession) and so its own approvals.
 pub async fn serve_http(host: McpHost, listener: TcpListener, options: HttpOptions) -> std::io::Result<()> {
     // The body limit is enforced (413) before rmcp sees the request.
     let config = StreamableHttpServerConfig::default()

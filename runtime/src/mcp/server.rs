@@ -1,0 +1,228 @@
+//! `McpHost` (what every session shares) and `McpSession` (one MCP
+//! session, an rmcp `ServerHandler`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+
+use crate::error::ErrorCode;
+use crate::gate::{Gate, Mode, SessionAllow};
+use crate::guest::Guest;
+use crate::registry::Mounted;
+use crate::run::Run;
+use crate::validate::{Objects, Validator};
+
+use super::approve;
+use super::tools::{self, CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE};
+
+/// Which tools a session lists (DESIGN §10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Surface {
+    /// `execute_code` plus one tool per mounted capability whose spec says
+    /// `direct: true`.
+    #[default]
+    Code,
+    /// One tool per mounted, non-deferred capability, named by its wire name.
+    Tools,
+}
+
+impl Surface {
+    /// `code` or `tools`, as `--surface` takes it.
+    pub fn parse(text: &str) -> Option<Surface> {
+        match text {
+            "code" => Some(Surface::Code),
+            "tools" => Some(Surface::Tools),
+            _ => None,
+        }
+    }
+}
+
+/// Builds each call's [`Run`] from the session's gate: where a host adds
+/// the extensions its impls need (a workspace, a database handle).
+pub type PrepareRun = Arc<dyn Fn(Gate) -> Run + Send + Sync>;
+
+/// What every session of one server shares. Cheap to clone.
+#[derive(Clone)]
+pub struct McpHost {
+    inner: Arc<Shared>,
+}
+
+struct Shared {
+    mounted: Mounted,
+    surface: Surface,
+    mode: Mode,
+    prepare: PrepareRun,
+    guest: Guest,
+    /// The tools this surface lists, built once.
+    tools: Vec<Tool>,
+    /// Wire name → what `tools/call` runs, for every listed tool.
+    callable: BTreeMap<String, Callable>,
+    /// The mount's capabilities.json and catalog.
+    capabilities_json: String,
+    catalog: String,
+}
+
+enum Callable {
+    ExecuteCode,
+    Capability { qualified: String, output: Option<Box<Validator>> },
+}
+
+impl McpHost {
+    /// A host serving the session `guest` runs actions against, on
+    /// `surface`, gating in `mode`; each call's run is `Run::new(gate)`
+    /// until [`McpHost::prepare_run`] says otherwise.
+    pub fn new(guest: Guest, surface: Surface, mode: Mode) -> McpHost {
+        McpHost::build(guest, surface, mode, Arc::new(Run::new))
+    }
+
+    /// Build each call's run with `prepare` (add the host's extensions).
+    pub fn prepare_run(self, prepare: impl Fn(Gate) -> Run + Send + Sync + 'static) -> McpHost {
+        let shared = &self.inner;
+        McpHost::build(shared.guest.clone(), shared.surface, shared.mode, Arc::new(prepare))
+    }
+
+    fn build(guest: Guest, surface: Surface, mode: Mode, prepare: PrepareRun) -> McpHost {
+        let mounted = guest.mounted().clone();
+        let mut tools = Vec::new();
+        let mut callable = BTreeMap::new();
+        if surface == Surface::Code {
+            tools.push(tools::execute_code_tool(&mounted));
+            callable.insert(EXECUTE_CODE.to_string(), Callable::ExecuteCode);
+        }
+        for spec in mounted.modules().flat_map(|m| m.specs.iter()) {
+            let listed = match surface {
+                Surface::Code => spec.direct,
+                Surface::Tools => !spec.deferred,
+            };
+            if !listed {
+                continue;
+            }
+            tools.push(tools::capability_tool(spec));
+            let output = spec
+                .output_schema
+                .and_then(|s| serde_json::from_str::<Value>(s).ok())
+                .and_then(|s| Validator::compile_with(&s, Objects::Open).ok())
+                .map(Box::new);
+            callable.insert(spec.wire_name.to_string(), Callable::Capability { qualified: format!("{}.{}", spec.module, spec.name), output });
+        }
+        let capabilities_json = tools::capabilities_json(&mounted, guest.import_specifier());
+        let catalog = mounted.catalog();
+        McpHost { inner: Arc::new(Shared { mounted, surface, mode, prepare, guest, tools, callable, capabilities_json, catalog }) }
+    }
+
+    /// A new session: its own allow-set, the shared mount.
+    pub fn session(&self) -> McpSession {
+        McpSession { host: self.clone(), allow: SessionAllow::new() }
+    }
+
+    /// The tools every session of this host lists.
+    pub fn tools(&self) -> &[Tool] {
+        &self.inner.tools
+    }
+
+    /// The mount's capabilities.json (the `capspec://capabilities` resource).
+    pub fn capabilities_json(&self) -> &str {
+        &self.inner.capabilities_json
+    }
+}
+
+/// One MCP session: an rmcp server handler over the host's mount, with its
+/// own session allow-set.
+#[derive(Clone)]
+pub struct McpSession {
+    host: McpHost,
+    allow: SessionAllow,
+}
+
+impl McpSession {
+    /// The run of one `tools/call`: the host's mode, this session's
+    /// allow-set, and an approver that elicits when the client can answer.
+    fn run(&self, context: &RequestContext<RoleServer>) -> Run {
+        let approver = approve::approver(&context.peer);
+        (self.host.inner.prepare)(Gate::new(self.host.inner.mode, approver, self.allow.clone()))
+    }
+
+    async fn call(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>) -> rmcp::model::CallToolResult {
+        let shared = &self.host.inner;
+        let run = self.run(context);
+        match shared.callable.get(name) {
+            Some(Callable::ExecuteCode) => {
+                let code = match arguments.get("code") {
+                    Some(Value::String(code)) => code.clone(),
+                    _ => return tools::refused(ErrorCode::InvalidArguments, EXECUTE_CODE, "`execute_code` takes {\"code\": string}: an ES module whose default export is the action"),
+                };
+                let guest = shared.guest.clone();
+                let done = tokio::task::spawn_blocking(move || {
+                    let outcome = guest.run(&run, &code);
+                    (outcome, run)
+                })
+                .await;
+                match done {
+                    Ok((outcome, run)) => tools::action_result(&outcome, &run),
+                    Err(e) => tools::refused(ErrorCode::Failed, EXECUTE_CODE, &format!("the action's thread ended abnormally: {e}")),
+                }
+            }
+            Some(Callable::Capability { qualified, output }) => {
+                let result = shared.mounted.invoke(&run, qualified, arguments).await;
+                tools::call_result(result, output.as_deref(), qualified, &run)
+            }
+            None => {
+                let listed = shared.callable.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+                tools::refused(ErrorCode::UnknownCapability, name, &format!("no tool `{name}` on this server's {} surface (its tools: {listed})", surface_name(shared.surface)))
+            }
+        }
+    }
+}
+
+fn surface_name(surface: Surface) -> &'static str {
+    match surface {
+        Surface::Code => "code",
+        Surface::Tools => "tools",
+    }
+}
+
+impl ServerHandler for McpSession {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_resources().build();
+        let modules = self.host.inner.mounted.module_names().join(", ");
+        let instructions = match self.host.inner.surface {
+            Surface::Code => format!("capspec host (modules: {modules}). Write an action with `{EXECUTE_CODE}`; the catalog is in its description and at {CATALOG_URI}."),
+            Surface::Tools => format!("capspec host (modules: {modules}). Every capability is a tool; the catalog is at {CATALOG_URI}."),
+        };
+        ServerConfig::new(capabilities)
+            .with_server_info(rmcp::model::Implementation::new("capspec", env!("CARGO_PKG_VERSION")))
+            .with_instructions(instructions)
+    }
+
+    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.host.inner.tools.clone()))
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
+        Ok(self.call(&request.name, arguments, &context).await.into())
+    }
+
+    async fn list_resources(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {
+        Ok(tools::resource_list())
+    }
+
+    async fn read_resource(&self, request: ReadResourceRequestParams, _context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
+        let shared = &self.host.inner;
+        let (text, mime) = match request.uri.as_str() {
+            CAPABILITIES_URI => (shared.capabilities_json.as_str(), "application/json"),
+            CATALOG_URI => (shared.catalog.as_str(), "text/markdown"),
+            other => {
+                return Err(ErrorData::resource_not_found(format!("no resource `{other}`; this server has {CAPABILITIES_URI} and {CATALOG_URI}"), None));
+            }
+        };
+        Ok(tools::resource_contents(&request.uri, mime, text).into())
+    }
+}
