@@ -156,7 +156,7 @@ const post = (server, body, headers = {}) =>
   try {
     // No token, a wrong token: 401 and no session.
     const none = await post(server, initialize);
-    assert.equal(none.status, 401);
+    assert.equal(none.status, 401, `no token: ${none.status} ${await none.clone().text()} from ${server.url}`);
     assert.equal(none.headers.get("mcp-session-id"), null);
     const wrong = await post(server, initialize, { authorization: "Bearer not-the-token" });
     assert.equal(wrong.status, 401);

@@ -93,12 +93,14 @@ where
         return response;
     }
     let (parts, body) = request.into_parts();
-    let bytes = match http_body_util::Limited::new(body, max_body).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            return plain(StatusCode::PAYLOAD_TOO_LARGE, &format!("payload too large: a request body may have at most {max_body} bytes"));
+    let bytes = match read_body(body, max_body).await {
+        Ok(bytes) => bytes,
+        Err(BodyProblem::TooLarge) => {
+            let mut response = plain(StatusCode::PAYLOAD_TOO_LARGE, &format!("payload too large: a request body may have at most {max_body} bytes"));
+            response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
+            return response;
         }
-        Err(e) => return plain(StatusCode::BAD_REQUEST, &format!("the request body could not be read: {e}")),
+        Err(BodyProblem::Unreadable(e)) => return plain(StatusCode::BAD_REQUEST, &format!("the request body could not be read: {e}")),
     };
     if parts.method == http::Method::POST {
         if let Err((code, message)) = json_rpc_problem(&bytes) {
@@ -113,6 +115,34 @@ where
         Ok(response) => response,
         Err(never) => match never {},
     }
+}
+
+enum BodyProblem {
+    TooLarge,
+    Unreadable(hyper::Error),
+}
+
+/// How much of an oversized body is read and dropped before answering 413,
+/// so a client still sending gets the answer instead of a broken pipe.
+const DRAIN_LIMIT: usize = 16 * 1024 * 1024;
+
+/// The whole body when it has at most `max` bytes. An oversized body is
+/// read on (and dropped) up to [`DRAIN_LIMIT`] more bytes, then refused.
+async fn read_body(mut body: Incoming, max: usize) -> Result<Bytes, BodyProblem> {
+    let mut kept = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(BodyProblem::Unreadable)?;
+        let Ok(data) = frame.into_data() else { continue };
+        seen = seen.saturating_add(data.len());
+        if seen > max.saturating_add(DRAIN_LIMIT) {
+            break;
+        }
+        if seen <= max {
+            kept.extend_from_slice(&data);
+        }
+    }
+    if seen > max { Err(BodyProblem::TooLarge) } else { Ok(Bytes::from(kept)) }
 }
 
 /// Why a POST body is not a JSON-RPC message: a parse error (-32700) or an
