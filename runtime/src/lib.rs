@@ -31,6 +31,7 @@
 
 #![warn(missing_docs)]
 
+pub mod builtin;
 mod code_first;
 mod coerce;
 mod error;

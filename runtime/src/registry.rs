@@ -72,10 +72,19 @@ impl std::error::Error for RegistryError {}
 
 struct Entry {
     spec: &'static Spec,
-    call: ImplFn,
+    call: Call,
     validator: Validator,
     qualified: String,
     module: usize,
+}
+
+/// What runs at the ladder's last step.
+#[derive(Clone, Copy)]
+enum Call {
+    /// A registered `#[capability]` fn.
+    Impl(ImplFn),
+    /// The built-in `capspec.tool_search`, over the calling session.
+    ToolSearch,
 }
 
 /// What one name names, in lookup order: a qualified `module.name` (or
@@ -199,9 +208,23 @@ impl Registry {
                     problems.push(format!("`{}.{}` and `{}` have one wire name, `{}`", spec.module, spec.name, other.qualified, spec.wire_name));
                 }
                 schemas.push((spec, schema));
-                entries.push(Entry { spec, call: reg.call, validator, qualified: format!("{}.{}", spec.module, spec.name), module: module_index });
+                entries.push(Entry { spec, call: Call::Impl(reg.call), validator, qualified: format!("{}.{}", spec.module, spec.name), module: module_index });
             }
         }
+        // The built-ins, after every module; their "module" index is one
+        // past the last and always mounted.
+        if modules.iter().any(|m| m.name == crate::builtin::MODULE) {
+            problems.push(format!("module name `{}` is reserved for capspec's built-in capabilities", crate::builtin::MODULE));
+        }
+        let builtin = &crate::builtin::TOOL_SEARCH;
+        let at = entries.len();
+        names.entry(format!("{}.{}", builtin.module, builtin.name)).or_default().qualified = Some(at);
+        names.entry(builtin.name.to_string()).or_default().bare.push(at);
+        if let Some(other) = names.entry(builtin.wire_name.to_string()).or_default().wire.replace(at) {
+            problems.push(format!("`{}` has the wire name `{}`, which the built-in `capspec.tool_search` takes; rename it", entries[other].qualified, builtin.wire_name));
+        }
+        let validator = Validator::compile(&serde_json::from_str(builtin.input_schema).expect("the built-in schema is JSON")).expect("the built-in schema compiles");
+        entries.push(Entry { spec: builtin, call: Call::ToolSearch, validator, qualified: "capspec.tool_search".into(), module: modules.len() });
         if problems.is_empty() {
             let search = crate::search::Index::with_schemas(schemas.iter().map(|(spec, schema)| (*spec, schema)));
             Ok(Arc::new(Registry { modules: modules.to_vec(), entries, names, search }))
@@ -231,12 +254,14 @@ impl Registry {
         if !problems.is_empty() {
             return Err(RegistryError { problems });
         }
+        mounted.push(true); // the built-ins
         Ok(Mounted { registry: self.clone(), mounted })
     }
 
     /// Mount every module.
     pub fn mount_all(self: &Arc<Self>) -> Mounted {
-        Mounted { registry: self.clone(), mounted: vec![true; self.modules.len()] }
+        // Every module, and the built-ins.
+        Mounted { registry: self.clone(), mounted: vec![true; self.modules.len() + 1] }
     }
 }
 
@@ -326,6 +351,21 @@ impl Mounted {
     pub fn search(&self, query: &str, limit: usize) -> Vec<crate::search::SearchHit> {
         let mounted = self.module_names();
         self.registry.search.search(query, limit, |spec| mounted.contains(&spec.module))
+    }
+
+    /// The built-in `tool_search`'s result: the best matches for the
+    /// validated arguments' `query`, up to `limit`.
+    fn tool_search(&self, args: &Value) -> Value {
+        let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
+        let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(5) as usize;
+        let hits = self.search(query, limit);
+        crate::builtin::matches(hits.iter().filter_map(|h| self.lookup(&format!("{}.{}", h.module, h.name)).map(|spec| (spec, h.score))))
+    }
+
+    /// Whether any mounted capability is deferred (listed by name only):
+    /// then `tool_search` is how a model finds it.
+    pub fn has_deferred(&self) -> bool {
+        self.modules().any(|m| m.specs.iter().any(|s| s.deferred))
     }
 
     /// The spec a name resolves to among the mounted modules: `module.name`
@@ -434,7 +474,11 @@ impl Mounted {
             }
         };
         // 5. impl (a panic is contained and reported as `failed`)
-        let result = match (CatchUnwind(AssertUnwindSafe((entry.call)(run, args)))).await {
+        let call = match entry.call {
+            Call::Impl(call) => call(run, args),
+            Call::ToolSearch => Box::pin(std::future::ready(Ok(self.tool_search(&args)))),
+        };
+        let result = match (CatchUnwind(AssertUnwindSafe(call))).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(refuse(ErrorCode::Failed, e.message)),
             Err(panic) => Err(refuse(ErrorCode::Failed, format!("the implementation panicked: {}", panic_text(&panic)))),

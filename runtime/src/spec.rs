@@ -58,6 +58,8 @@ pub struct Spec {
     pub description: &'static str,
     /// The catalog one-liner (the description's first sentence).
     pub summary: &'static str,
+    /// The catalog signature: `name({arg: type, opt?: type = default}) → output`.
+    pub signature: &'static str,
     /// The input schema as minified JSON (`{}`-free object schema when the
     /// spec gives none).
     pub input_schema: &'static str,

@@ -53,15 +53,7 @@ pub fn catalog_file(_set: &SpecSet, targets: &Targets, sections: &[String]) -> S
 /// and parameter descriptions.
 pub fn entry(cap: &CapabilitySpec) -> String {
     let writer = Compact;
-    let args = match &cap.input {
-        Some(schema) => writer.object(schema),
-        None => "{}".to_string(),
-    };
-    let mut signature = format!("{}({args})", cap.name);
-    if let Some(output) = &cap.output {
-        signature.push_str(" → ");
-        signature.push_str(&writer.type_of(output));
-    }
+    let signature = signature(cap);
     let summary = cap.summary();
     let mut line = format!("- {} · {} · {}", code_span(&signature), cap.category, summary);
     if let Some(d) = &cap.deprecated {
@@ -79,6 +71,23 @@ pub fn entry(cap: &CapabilitySpec) -> String {
         }
     }
     lines.join("\n")
+}
+
+/// A capability's signature in the catalog's notation:
+/// `name({arg: type, opt?: type = default}) → output`. Also in the
+/// generated `Spec`, for search results.
+pub fn signature(cap: &CapabilitySpec) -> String {
+    let writer = Compact;
+    let args = match &cap.input {
+        Some(schema) => writer.object(schema),
+        None => "{}".to_string(),
+    };
+    let mut signature = format!("{}({args})", cap.name);
+    if let Some(output) = &cap.output {
+        signature.push_str(" → ");
+        signature.push_str(&writer.type_of(output));
+    }
+    signature
 }
 
 /// The compact, TypeScript-like notation of the catalog.

@@ -29,6 +29,8 @@ pub fn module_inputs_key(module: &ModuleSpec, facade: &str, catalog: &str) -> St
                 include_str!("shape.rs"),
                 include_str!("naming.rs"),
                 include_str!("escape.rs"),
+                // The signature in each `Spec` is the catalog's notation.
+                include_str!("catalog.rs"),
             ]
             .concat(),
         )

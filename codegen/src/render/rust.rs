@@ -414,6 +414,7 @@ fn capability(module: &ModuleSpec, cap: &CapabilitySpec) -> TokenStream {
     let name = lit(&cap.name);
     let description = lit(&cap.description);
     let summary = lit(&cap.summary());
+    let signature = lit(&super::catalog::signature(cap));
     let input_schema = lit(&input_schema_json(cap).to_string());
     let output_schema = opt_str(cap.output.as_ref().map(|s| s.to_json().to_string()).as_deref());
     let user_message = opt_str(cap.user_message.as_deref());
@@ -447,6 +448,7 @@ fn capability(module: &ModuleSpec, cap: &CapabilitySpec) -> TokenStream {
                 category: ::capspec::Category::#category,
                 description: #description,
                 summary: #summary,
+                signature: #signature,
                 input_schema: #input_schema,
                 output_schema: #output_schema,
                 user_message: #user_message,

@@ -88,7 +88,15 @@ async fn the_tools_surface_lists_every_non_deferred_capability_as_capabilities_j
     let catalog = repo_catalog();
     let entries: Vec<&Value> = catalog["modules"].as_array().unwrap().iter().flat_map(|m| m["capabilities"].as_array().unwrap()).collect();
     let listed: Vec<&Value> = entries.iter().copied().filter(|e| e["deferred"] == false).collect();
-    assert_eq!(tools.len(), listed.len());
+    assert!(entries.iter().any(|e| e["deferred"] == true), "the reference catalog has a deferred capability");
+    // Every non-deferred capability, plus `tool_search`, which finds the deferred ones.
+    assert_eq!(tools.len(), listed.len() + 1);
+    let search = tools.iter().find(|t| t.name == "tool_search").expect("tool_search is listed");
+    assert_eq!(serde_json::to_value(search).unwrap()["annotations"]["readOnlyHint"], true);
+    let found = call(&client, "tool_search", json!({"query": "list the environment variables"})).await;
+    assert_eq!(found.is_error, Some(false));
+    let deferred: Vec<&str> = entries.iter().filter(|e| e["deferred"] == true).map(|e| e["wire_name"].as_str().unwrap()).collect();
+    assert!(structured(&found)["matches"].as_array().unwrap().iter().any(|m| deferred.contains(&m["wire_name"].as_str().unwrap())), "{found:?}");
     for entry in listed {
         let tool = tools.iter().find(|t| t.name == entry["wire_name"].as_str().unwrap()).unwrap_or_else(|| panic!("no tool for {entry}"));
         let tool = serde_json::to_value(tool).unwrap();

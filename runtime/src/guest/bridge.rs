@@ -55,7 +55,7 @@ impl ModuleDef for FinishModule {
 
 /// Check module, export and argument shape, then queue the call. Never
 /// rejects: refusals resolve to `{error, message, capability}`.
-fn dispatch<'js>(ctx: &Ctx<'js>, state: &Rc<RefCell<State>>, module: Value<'js>, name: Value<'js>, args: Value<'js>) -> rquickjs::Result<rquickjs::Promise<'js>> {
+pub(super) fn dispatch<'js>(ctx: &Ctx<'js>, state: &Rc<RefCell<State>>, module: Value<'js>, name: Value<'js>, args: Value<'js>) -> rquickjs::Result<rquickjs::Promise<'js>> {
     let (promise, resolve, _reject) = ctx.promise()?;
     let refuse = |code: ErrorCode, message: String, capability: String| -> rquickjs::Result<()> {
         let reply = serde_json::to_string(&CallError { code, message, capability }).expect("errors serialize");

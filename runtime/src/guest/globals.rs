@@ -1,5 +1,6 @@
 //! The globals a guest sees: `console.*` (captured, counted against the
-//! output limit), `capabilities()` (what the session mounted) and the
+//! output limit), `capabilities()` (what the session mounted) with
+//! `capabilities.search(query, limit?)` (the built-in `tool_search`), and the
 //! entry module's private completion hook; and how thrown values read.
 
 use std::cell::RefCell;
@@ -44,12 +45,32 @@ pub(super) fn install<'js>(guest: &Settings, ctx: &Ctx<'js>, state: &Rc<RefCell<
         .map(|c| serde_json::json!({ "module": c.module, "name": c.name, "category": c.category, "summary": c.summary, "deferred": c.deferred }))
         .collect();
     let listing = serde_json::Value::Array(list).to_string();
-    globals.set(
-        "capabilities",
-        Function::new(ctx.clone(), move |ctx: Ctx<'js>| ctx.json_parse(listing.clone()))?,
-    )?;
+    let capabilities = Function::new(ctx.clone(), move |ctx: Ctx<'js>| ctx.json_parse(listing.clone()))?;
+    // `capabilities.search(query, limit?)`: the built-in `tool_search`,
+    // through the dispatcher and `invoke` like every other call.
+    let state = state.clone();
+    let dispatch = Function::new(ctx.clone(), move |ctx: Ctx<'js>, module: Value<'js>, name: Value<'js>, args: Value<'js>| {
+        super::bridge::dispatch(&ctx, &state, module, name, args)
+    })?;
+    let wrap: Function = ctx.eval(SEARCH)?;
+    let search: Function = wrap.call((dispatch,))?;
+    capabilities.set("search", search)?;
+    globals.set("capabilities", capabilities)?;
     Ok(())
 }
+
+/// `capabilities.search`, around the dispatcher (which it alone holds): the
+/// matches, or the refusal thrown as the bridge throws it.
+const SEARCH: &str = r#"(dispatch) => async function search(query, limit) {
+  const reply = await dispatch("capspec", "tool_search", limit === undefined ? { query } : { query, limit });
+  if (reply.error !== undefined) {
+    const err = new Error(reply.message);
+    err.code = reply.error;
+    err.capability = reply.capability;
+    throw err;
+  }
+  return reply.result.matches;
+}"#;
 
 /// The error the engine reports: the thrown value's message, and whether
 /// it is a `RangeError` (the class the engine's stack overflow has).

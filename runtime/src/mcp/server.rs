@@ -112,6 +112,12 @@ impl McpHost {
                 .map(Box::new);
             callable.insert(spec.wire_name.to_string(), Callable::Capability { qualified: format!("{}.{}", spec.module, spec.name), output });
         }
+        // A deferred capability is not listed: `tool_search` finds it.
+        if surface == Surface::Tools && mounted.has_deferred() {
+            let search = &crate::builtin::TOOL_SEARCH;
+            tools.push(tools::capability_tool(search));
+            callable.insert(search.wire_name.to_string(), Callable::Capability { qualified: format!("{}.{}", search.module, search.name), output: None });
+        }
         let capabilities_json = tools::capabilities_json(&mounted, guest.import_specifier());
         let catalog = mounted.catalog();
         McpHost { inner: Arc::new(Shared { mounted, surface, mode, prepare, guest, tools, callable, capabilities_json, catalog }) }
