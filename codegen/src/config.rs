@@ -63,6 +63,9 @@ pub struct Generate {
     /// Where `sync` writes the spec format's editor schema (JSON Schema for
     /// yaml-language-server); `None`: not written.
     pub editor_schema: Option<String>,
+    /// The providers whose tool files `sync` writes
+    /// (`<catalog>/tools.<provider>.json`); default none.
+    pub providers: Vec<capspec_dialects::Provider>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -206,6 +209,31 @@ impl Reader<'_> {
         out
     }
 
+    /// `providers = ["openai", "anthropic", "gemini"]`: each known, none twice.
+    fn providers(&mut self, entry: Option<Entry<'_>>) -> Vec<capspec_dialects::Provider> {
+        let Some((_, value)) = entry else { return Vec::new() };
+        let known = capspec_dialects::Provider::ALL.map(|p| format!("\"{}\"", p.as_str())).join(", ");
+        let DeValue::Array(items) = value.get_ref() else {
+            let pos = self.pos(value.span().start);
+            self.error(rule::CONFIG_INVALID_VALUE, pos, format!("`providers` must be a list, e.g. [{known}]"));
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for item in items.iter() {
+            let pos = self.pos(item.span().start);
+            match item.get_ref() {
+                DeValue::String(s) => match capspec_dialects::Provider::parse(s) {
+                    Some(p) if out.contains(&p) => self.error(rule::CONFIG_INVALID_VALUE, pos, format!("provider `{s}` is listed twice")),
+                    Some(p) => out.push(p),
+                    None => self.error(rule::CONFIG_INVALID_VALUE, pos, format!("unknown provider `{s}`; the providers are {known}")),
+                },
+                _ => self.error(rule::CONFIG_INVALID_VALUE, pos, format!("`providers` entries are strings: {known}")),
+            }
+        }
+        out.sort();
+        out
+    }
+
     fn section<'a, 'i>(&mut self, table: &'a DeTable<'i>, name: &str) -> Option<&'a DeTable<'i>> {
         let (key, value) = table.get_key_value(name)?;
         match value.get_ref() {
@@ -247,7 +275,7 @@ impl Reader<'_> {
 
         let empty = DeTable::new();
         let gen_table = self.section(table, "generate").unwrap_or(&empty);
-        self.unknown_keys(gen_table, &["rust", "js", "catalog", "specifier", "bridge", "editor_schema"], "[generate]");
+        self.unknown_keys(gen_table, &["rust", "js", "catalog", "specifier", "bridge", "editor_schema", "providers"], "[generate]");
         let generate = Generate {
             rust: self.path(gen_table.get_key_value("rust"), defaults::RUST),
             js: self.path(gen_table.get_key_value("js"), defaults::JS),
@@ -255,6 +283,7 @@ impl Reader<'_> {
             specifier: self.string(gen_table.get_key_value("specifier"), defaults::SPECIFIER),
             bridge: self.string(gen_table.get_key_value("bridge"), defaults::BRIDGE),
             editor_schema: gen_table.get_key_value("editor_schema").map(|entry| self.path(Some(entry), "")),
+            providers: self.providers(gen_table.get_key_value("providers")),
         };
         for (key, value) in [("specifier", &generate.specifier), ("bridge", &generate.bridge)] {
             if value.is_empty() || value.chars().any(|c| c.is_whitespace() || c == '"' || c == '\'' || c == '\\' || c.is_control()) {
@@ -384,6 +413,7 @@ impl Targets {
             specifier: defaults::SPECIFIER.into(),
             bridge: defaults::BRIDGE.into(),
             editor_schema: None,
+            providers: Vec::new(),
         }
     }
 
@@ -398,6 +428,7 @@ impl Targets {
             specifier: config.generate.specifier.clone(),
             bridge: config.generate.bridge.clone(),
             editor_schema: config.generate.editor_schema.clone(),
+            providers: config.generate.providers.clone(),
         }
     }
 }

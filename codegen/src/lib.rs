@@ -50,6 +50,7 @@ pub mod import;
 pub mod load;
 pub mod model;
 mod parallel;
+mod provider;
 pub mod project;
 pub mod render;
 pub mod report;

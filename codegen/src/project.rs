@@ -57,6 +57,7 @@ pub fn open_with(root: &Path, code_first: Option<&CodeFirstInput>) -> Result<Pro
             }
             let mut loaded = load::load_dir_with(root, &config.specs, resolved.entries);
             loaded.findings.extend(resolved.findings);
+            loaded.findings.extend(crate::provider::findings(&loaded.set, &config.generate.providers, &config.specs));
             Finding::sort(&mut loaded.findings);
             loaded
         }

@@ -66,6 +66,9 @@ rules! {
     CODE_FIRST_EXPORT = "code-first/export", false, "a [code_first] package does not build, or its export fails";
     CODE_FIRST_RECORD = "code-first/record", false, "the code-first record file is not what sync writes";
     CODE_FIRST_KEYWORD = "code-first/unsupported-keyword", false, "warning: a schemars keyword outside the subset was dropped";
+    PROVIDER_LOSSY = "provider/lossy", false, "warning: a constraint a provider cannot express moved into the description of its tool";
+    PROVIDER_UNSUPPORTED = "provider/unsupported", false, "a capability's schema cannot be projected for a provider in [generate] providers";
+    PROVIDER_LIMIT = "provider/limit", false, "a tool name or tool count a provider in [generate] providers refuses";
     CONFIG_PARSE = "config/parse", false, "capspec.toml is not valid TOML";
     CONFIG_UNKNOWN_KEY = "config/unknown-key", false, "a key capspec.toml does not define";
     CONFIG_INVALID_VALUE = "config/invalid-value", false, "a capspec.toml key holds the wrong kind of value";

@@ -57,6 +57,8 @@ fn every_bad_fixture_names_its_rule() {
         ("coverage-gaps", "coverage/unimplemented"),
         ("coverage-gaps", "coverage/untested"),
         ("code-first-record", "code-first/unknown-module"),
+        ("providers", "provider/unsupported"),
+        ("providers", "provider/lossy"),
     ] {
         let report = capspec_codegen::check(&fixtures().join("check").join(case)).unwrap();
         assert!(

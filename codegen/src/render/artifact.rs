@@ -37,6 +37,8 @@ pub struct Targets {
     pub bridge: String,
     /// Where the spec format's editor schema goes, when the project wants it.
     pub editor_schema: Option<String>,
+    /// The providers whose `<catalog>/tools.<provider>.json` is generated.
+    pub providers: Vec<capspec_dialects::Provider>,
 }
 
 impl Targets {

@@ -15,6 +15,7 @@ pub(crate) mod escape;
 mod js;
 mod json;
 mod naming;
+mod providers;
 mod reuse;
 mod rust;
 mod shape;
@@ -71,6 +72,9 @@ pub fn render_all_reusing(set: &SpecSet, targets: &Targets, reuse: &Reuse) -> Ve
     artifacts.push(Artifact { path: join(&targets.catalog, "CATALOG.md"), contents: catalog::catalog_file(set, targets, &catalogs) });
     artifacts.push(Artifact { path: join(&targets.catalog, "capabilities.json"), contents: json::capabilities(set, targets) });
     artifacts.push(Artifact { path: targets.snapshot.clone(), contents: snapshot::render(set, targets) });
+    for &provider in &targets.providers {
+        artifacts.push(Artifact { path: join(&targets.catalog, &provider.file_name()), contents: providers::tools_file(set, provider) });
+    }
     if let Some(path) = &targets.editor_schema {
         artifacts.push(Artifact { path: path.clone(), contents: editor_schema::editor_schema() });
     }
