@@ -62,6 +62,12 @@ fn node(schema: &Value, pointer: &str, losses: &mut Vec<Loss>) -> Result<Value, 
                 }
                 return Err(Problem::Unsupported { pointer: at, why: "a required free-form map (an object with open keys) cannot be expressed in OpenAI strict mode".into() });
             }
+            if optional && null_is_a_value(schema, property) {
+                losses.push(Loss {
+                    pointer: at.clone(),
+                    moved: "optional, nullable and with a default: strict mode sends `null` for an omitted property, so `null` is passed and the default never applies".into(),
+                });
+            }
             let mut projected = node(property, &at, losses)?;
             if optional {
                 projected = nullable(projected);
@@ -124,17 +130,28 @@ pub(crate) fn encode(root: &Value, schema: &Value, args: Value) -> Value {
 }
 
 /// The arguments as the spec describes them: `null` for an optional
-/// property that does not admit `null` becomes absent.
+/// property becomes absent — unless the property admits `null` and has a
+/// default, where `null` is a value of its own (the projection reported
+/// that omitting it cannot be told apart).
 pub(crate) fn decode(root: &Value, schema: &Value, args: Value) -> Value {
     walk(root, schema, args, &|property, value, optional| match value {
-        Some(Value::Null) if optional && !admits_null(root, property) => None,
+        Some(Value::Null) if optional && !null_is_a_value(root, property) => None,
         other => other,
     })
 }
 
+/// A nullable property with a default: there `null` and "omitted" differ.
+fn null_is_a_value(root: &Value, property: &Value) -> bool {
+    admits_null(root, property) && resolve(root, property).get("default").is_some()
+}
+
 /// Rewrite each object's properties with `f(property schema, value,
 /// optional)`, depth first, following local `$ref`s and array items.
-fn walk(root: &Value, schema: &Value, args: Value, f: &dyn Fn(&Value, Option<Value>, bool) -> Option<Value>) -> Value {
+/// How [`walk`] rewrites one property: `(its schema, its value, optional)`
+/// → the value to keep, or none.
+type Rewrite<'a> = &'a dyn Fn(&Value, Option<Value>, bool) -> Option<Value>;
+
+fn walk(root: &Value, schema: &Value, args: Value, f: Rewrite<'_>) -> Value {
     let schema = resolve(root, schema);
     match args {
         Value::Object(mut map) => {

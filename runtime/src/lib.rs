@@ -40,6 +40,7 @@ mod gate;
 pub mod guest;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod provider;
 mod receipt;
 mod registry;
 mod run;
