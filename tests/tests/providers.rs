@@ -167,3 +167,31 @@ fn an_unknown_provider_is_a_config_error() {
     assert!(messages.iter().any(|m| m.contains("unknown provider `cohere`")), "{messages:?}");
     assert!(messages.iter().any(|m| m.contains("`openai` is listed twice")), "{messages:?}");
 }
+
+/// The Python with Google's SDK installed: `tests/py/.venv` (what `.ci/run`
+/// makes), when it is there.
+fn python_with_google_genai() -> Option<std::path::PathBuf> {
+    let python = repo_root().join("tests/py/.venv/bin/python");
+    let works = std::process::Command::new(&python).args(["-c", "import google.genai.types"]).output().is_ok_and(|o| o.status.success());
+    works.then_some(python)
+}
+
+#[test]
+fn googles_sdk_accepts_every_gemini_declaration() {
+    let Some(python) = python_with_google_genai() else {
+        capspec_testkit::skip(
+            Some("CAPSPEC_REQUIRE_PYTHON_TOOLS"),
+            "google-genai is not installed (python3 -m venv tests/py/.venv && tests/py/.venv/bin/pip install -r tests/py/requirements.txt); skipping the Gemini SDK check",
+        );
+        return;
+    };
+    let dir = project("providers-google-genai");
+    let out = std::process::Command::new(python)
+        .arg(repo_root().join("tests/py/validate_gemini.py"))
+        .arg(dir.path().join("catalog/tools.gemini.json"))
+        .output()
+        .expect("python runs");
+    let text = capspec_testkit::text(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains(&format!("{} declarations valid", offered(&dir).len())), "{text}");
+}
