@@ -47,6 +47,7 @@ mod run;
 pub mod search;
 mod spec;
 pub mod testing;
+mod tiered;
 mod validate;
 
 pub use capspec_macros::{Capability, capability};
@@ -57,6 +58,7 @@ pub use receipt::{GateDecision, Receipt, Status};
 pub use registry::{CapabilityInfo, Mounted, Registry, RegistryError};
 pub use run::{ClientRouter, Extensions, Limits, Run};
 pub use spec::{Annotations, Category, Module, Spec};
+pub use tiered::tiered_catalog;
 
 /// What generated bindings and the macros name. Not a public API: paths
 /// here may change in any release, and the macro crate is pinned to this

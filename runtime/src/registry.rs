@@ -337,6 +337,13 @@ impl Mounted {
         self.modules().map(|m| m.catalog).collect::<Vec<_>>().join("\n")
     }
 
+    /// The always-loaded catalog for a tiered session: counts, module
+    /// names, `tool_search` and the non-deferred entries
+    /// ([`tiered_catalog`](crate::tiered_catalog)).
+    pub fn tiered_catalog(&self) -> String {
+        crate::tiered::tiered_catalog(self.modules())
+    }
+
     /// Every mounted capability, by module then name.
     pub fn capabilities(&self) -> Vec<CapabilityInfo> {
         self.modules()

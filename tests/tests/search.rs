@@ -75,3 +75,51 @@ fn ranking_is_deterministic_and_bounded() {
     assert!(index.search("zzzz qqqq", 5, |_| true).is_empty(), "no shared word, no hit");
     assert!(index.search("list issues", 5, |s| s.name.starts_with("get_")).iter().all(|h| h.name.starts_with("get_")));
 }
+
+/// Tokens of `text` in o200k_base, the tokenizer of current OpenAI models.
+fn tokens(text: &str) -> usize {
+    tiktoken_rs::o200k_base().expect("the o200k_base table is built in").encode_ordinary(text).len()
+}
+
+/// `specs`, every one deferred, as one module named `name` (leaked: the
+/// runtime's tables are `'static`, as generated bindings are).
+fn deferred_module(name: &'static str, specs: impl IntoIterator<Item = capspec::Spec>) -> capspec::Module {
+    let specs: Vec<capspec::Spec> = specs.into_iter().map(|s| capspec::Spec { deferred: true, ..s }).collect();
+    capspec::Module { name, description: "Deferred.", specs: Vec::leak(specs), facade: "", catalog: "" }
+}
+
+/// Tiering: with every capability deferred, the always-loaded catalog stays
+/// under 1,500 tokens however many there are, and each capability is still
+/// found by `tool_search` — asked with its own one-line description.
+#[test]
+fn the_tiered_catalog_is_small_at_any_size_and_search_reaches_every_capability() {
+    // GitHub's 117 tools.
+    let github = deferred_module("github", github::SPECS.iter().copied());
+    let small = capspec::tiered_catalog([&github]);
+    // 10,000 capabilities in 100 modules, each with its own words.
+    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"];
+    let modules: Vec<capspec::Module> = (0..100)
+        .map(|m| {
+            let name: &'static str = String::leak(format!("module_{m:03}"));
+            deferred_module(
+                name,
+                (0..100).map(move |c| {
+                    let cap: &'static str = String::leak(format!("{}_{}_{c}", words[c % 10], words[(c / 10) % 10]));
+                    let summary: &'static str = String::leak(format!("Handle {} {} records of {name} number {c}.", words[c % 10], words[(c / 10) % 10]));
+                    capspec::Spec { module: name, name: cap, wire_name: cap, summary, description: summary, signature: cap, ..github::SPECS[0] }
+                }),
+            )
+        })
+        .collect();
+    let large = capspec::tiered_catalog(&modules);
+    let (small_tokens, large_tokens) = (tokens(&small), tokens(&large));
+    eprintln!("tiered catalog: {small_tokens} tokens for 117 capabilities, {large_tokens} for 10,000");
+    assert!(small_tokens <= 1_500 && large_tokens <= 1_500, "{small_tokens} / {large_tokens} tokens");
+    assert!(large.contains("and 60 more") && large.contains("tool_search("), "{large}");
+    // Reachable: each GitHub capability is in the top 5 for its own summary.
+    let index = Index::new(github.specs.iter());
+    let unreachable: Vec<&str> =
+        github.specs.iter().filter(|s| !index.search(s.summary, 5, |_| true).iter().any(|h| h.name == s.name)).map(|s| s.name).collect();
+    eprintln!("reachable by their own summary in the top 5: {}/{}; not: {unreachable:?}", github.specs.len() - unreachable.len(), github.specs.len());
+    assert!(unreachable.is_empty(), "unreachable: {unreachable:?}");
+}

@@ -7,7 +7,12 @@
 //! parentheses) and each parameter's description as a `/* comment */` after
 //! it — then the category and the one-line description; the rest of the
 //! description follows on the next line. Deferred capabilities are listed by
-//! name only; aliases never appear.
+//! name only; aliases never appear. A parameter description that several
+//! of a module's capabilities share is stated once, under the module's
+//! import line, and left out of the entries (which still name the
+//! parameter and its type).
+
+use std::collections::BTreeMap;
 
 use minijinja::context;
 
@@ -21,7 +26,9 @@ use super::templates::render_template;
 
 /// The module's catalog section (no marker): the text a host embeds.
 pub fn module_section(module: &ModuleSpec, targets: &Targets) -> String {
-    let entries: Vec<String> = module.capabilities.iter().filter(|c| !c.deferred).map(entry).collect();
+    let shared = shared_parameters(module);
+    let entries: Vec<String> = module.capabilities.iter().filter(|c| !c.deferred).map(|c| entry_with(c, &shared)).collect();
+    let shared_lines: Vec<String> = shared.iter().map(|(name, text)| format!("{}: {}", code_span(name), one_line(text))).collect();
     let deferred: Vec<String> = module.capabilities.iter().filter(|c| c.deferred).map(|c| code_span(&c.name)).collect();
     let import_line = format!("import {} from {};", module.name, js_string(targets.import_path(&module.name)));
     render_template(
@@ -31,6 +38,7 @@ pub fn module_section(module: &ModuleSpec, targets: &Targets) -> String {
             description => module.description.clone(),
             import_line => import_line,
             entries => entries,
+            shared => shared_lines,
             deferred => deferred,
         },
     )
@@ -49,11 +57,36 @@ pub fn catalog_file(_set: &SpecSet, targets: &Targets, sections: &[String]) -> S
     )
 }
 
+/// Parameter descriptions the module states once: a parameter name whose
+/// one description is carried by at least two listed capabilities' inputs
+/// (and is long enough to be worth it). Entries still name the parameter
+/// and its type; its description is in the module's list.
+fn shared_parameters(module: &ModuleSpec) -> BTreeMap<String, String> {
+    let mut uses: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
+    for cap in module.capabilities.iter().filter(|c| !c.deferred) {
+        for (name, prop) in cap.input.iter().flat_map(|s| s.properties.iter()) {
+            if let Some(d) = prop.description.as_deref() {
+                *uses.entry(name.as_str()).or_default().entry(d).or_default() += 1;
+            }
+        }
+    }
+    uses.into_iter()
+        .filter_map(|(name, descriptions)| {
+            // The most used description of the name (ties: the first in order).
+            let (text, count) = descriptions.into_iter().fold(("", 0), |best, (d, n)| if n > best.1 { (d, n) } else { best });
+            (count >= 2 && text.chars().count() >= MIN_SHARED_DESCRIPTION).then(|| (name.to_string(), text.to_string()))
+        })
+        .collect()
+}
+
+/// The shortest parameter description worth stating once per module.
+const MIN_SHARED_DESCRIPTION: usize = 12;
+
 /// One capability entry: signature line, then the rest of the description
-/// and parameter descriptions.
-pub fn entry(cap: &CapabilitySpec) -> String {
-    let writer = Compact;
-    let signature = signature(cap);
+/// — leaving out the parameter descriptions the module states once.
+fn entry_with(cap: &CapabilitySpec, shared: &BTreeMap<String, String>) -> String {
+    let writer = Compact { shared };
+    let signature = writer.signature(cap);
     let summary = cap.summary();
     let mut line = format!("- {} · {} · {}", code_span(&signature), cap.category, summary);
     if let Some(d) = &cap.deprecated {
@@ -77,23 +110,29 @@ pub fn entry(cap: &CapabilitySpec) -> String {
 /// `name({arg: type, opt?: type = default}) → output`. Also in the
 /// generated `Spec`, for search results.
 pub fn signature(cap: &CapabilitySpec) -> String {
-    let writer = Compact;
-    let args = match &cap.input {
-        Some(schema) => writer.object(schema),
-        None => "{}".to_string(),
-    };
-    let mut signature = format!("{}({args})", cap.name);
-    if let Some(output) = &cap.output {
-        signature.push_str(" → ");
-        signature.push_str(&writer.type_of(output));
-    }
-    signature
+    Compact { shared: &BTreeMap::new() }.signature(cap)
 }
 
-/// The compact, TypeScript-like notation of the catalog.
-struct Compact;
+/// The compact, TypeScript-like notation of the catalog; descriptions in
+/// `shared` (parameter name → description) are stated by the module, not here.
+struct Compact<'a> {
+    shared: &'a BTreeMap<String, String>,
+}
 
-impl Compact {
+impl Compact<'_> {
+    fn signature(&self, cap: &CapabilitySpec) -> String {
+        let args = match &cap.input {
+            Some(schema) => self.object(schema),
+            None => "{}".to_string(),
+        };
+        let mut signature = format!("{}({args})", cap.name);
+        if let Some(output) = &cap.output {
+            signature.push_str(" → ");
+            signature.push_str(&self.type_of(output));
+        }
+        signature
+    }
+
     fn def_name(&self, def: &str) -> String {
         pascal_case(def)
     }
@@ -111,7 +150,7 @@ impl Compact {
                 if let Some(d) = &prop.default {
                     field.push_str(&format!(" = {}", compact_json(d)));
                 }
-                if let Some(d) = &prop.description {
+                if let Some(d) = prop.description.as_ref().filter(|d| self.shared.get(name) != Some(*d)) {
                     field.push_str(&comment(d));
                 }
                 field
