@@ -87,15 +87,26 @@ impl Index {
         }
         let n = docs.len() as f64;
         let average = docs.iter().map(|d| d.length).sum::<f64>() / n;
+        // The query's words count fully; their synonyms (a user's "folder"
+        // for a description's "directory") at SYNONYM_WEIGHT, unless the
+        // query says them itself.
         let mut query_words = words(query);
         query_words.sort();
         query_words.dedup();
-        let idf: Vec<(String, f64)> = query_words
+        let mut weighted: Vec<(String, f64)> = query_words.iter().map(|w| (w.clone(), 1.0)).collect();
+        for w in &query_words {
+            for synonym in synonyms(w) {
+                if !weighted.iter().any(|(s, _)| *s == synonym) {
+                    weighted.push((synonym, SYNONYM_WEIGHT));
+                }
+            }
+        }
+        let idf: Vec<(String, f64)> = weighted
             .into_iter()
-            .map(|w| {
+            .map(|(w, weight)| {
                 let df = docs.iter().filter(|d| d.terms.contains_key(&w)).count() as f64;
                 let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-                (w, idf)
+                (w, idf * weight)
             })
             .collect();
         let mut hits: Vec<SearchHit> = docs
@@ -132,6 +143,31 @@ fn parameters(schema: &serde_json::Value, add: &mut impl FnMut(&str, f64)) {
     if let Some(items) = map.get("items") {
         parameters(items, add);
     }
+}
+
+/// How much a synonym of a query word counts.
+const SYNONYM_WEIGHT: f64 = 0.5;
+
+/// Groups of words a user and a description use for one thing; each query
+/// word brings the others of its group (compared in folded form).
+const SYNONYMS: &[&str] = &[
+    "create make new open add",
+    "delete remove erase",
+    "directory folder",
+    "update edit change modify",
+    "get fetch retrieve read show",
+    "list enumerate",
+    "search find query look",
+    "send post",
+    "run execute launch",
+    "comment reply",
+];
+
+/// The other words of `word`'s synonym groups (folded).
+fn synonyms(word: &str) -> Vec<String> {
+    static GROUPS: std::sync::OnceLock<Vec<Vec<String>>> = std::sync::OnceLock::new();
+    let groups = GROUPS.get_or_init(|| SYNONYMS.iter().map(|g| words(g)).collect());
+    groups.iter().filter(|g| g.iter().any(|w| w == word)).flat_map(|g| g.iter()).filter(|w| *w != word).cloned().collect()
 }
 
 /// Words of `text`: split on anything but letters and digits and at
@@ -192,5 +228,16 @@ mod tests {
         assert_eq!(words("listing"), words("list"));
         assert_eq!(words("Deleted files"), words("delete file"));
         assert_eq!(words("searches"), words("search"));
+    }
+
+    #[test]
+    fn a_query_word_brings_its_synonyms_folded() {
+        assert_eq!(synonyms(&words("folder")[0]), words("directory"));
+        assert!(synonyms(&words("removing")[0]).contains(&words("delete")[0]));
+        assert!(synonyms("zebra").is_empty());
+        // Every group word survives folding (none is a stop word).
+        for group in SYNONYMS {
+            assert_eq!(words(group).len(), group.split(' ').count(), "{group}");
+        }
     }
 }

@@ -96,7 +96,11 @@ async fn the_tools_surface_lists_every_non_deferred_capability_as_capabilities_j
     let found = call(&client, "tool_search", json!({"query": "list the environment variables"})).await;
     assert_eq!(found.is_error, Some(false));
     let deferred: Vec<&str> = entries.iter().filter(|e| e["deferred"] == true).map(|e| e["wire_name"].as_str().unwrap()).collect();
-    assert!(structured(&found)["matches"].as_array().unwrap().iter().any(|m| deferred.contains(&m["wire_name"].as_str().unwrap())), "{found:?}");
+    let hit = structured(&found)["matches"].as_array().unwrap().iter().find(|m| deferred.contains(&m["wire_name"].as_str().unwrap())).cloned();
+    let hit = hit.unwrap_or_else(|| panic!("no deferred capability found: {found:?}"));
+    // Found, then called by the wire name the search gave, though not listed.
+    let called = call(&client, hit["wire_name"].as_str().unwrap(), json!({})).await;
+    assert_eq!(called.is_error, Some(false), "{called:?}");
     for entry in listed {
         let tool = tools.iter().find(|t| t.name == entry["wire_name"].as_str().unwrap()).unwrap_or_else(|| panic!("no tool for {entry}"));
         let tool = serde_json::to_value(tool).unwrap();

@@ -97,14 +97,19 @@ impl McpHost {
             callable.insert(EXECUTE_CODE.to_string(), Callable::ExecuteCode);
         }
         for spec in mounted.modules().flat_map(|m| m.specs.iter()) {
-            let listed = match surface {
-                Surface::Code => spec.direct,
-                Surface::Tools => !spec.deferred,
+            // Listed: direct tools (code), non-deferred ones (tools).
+            // Callable on the tools surface: every mounted capability — a
+            // deferred one is called by the wire name `tool_search` gave.
+            let (listed, callable_here) = match surface {
+                Surface::Code => (spec.direct, spec.direct),
+                Surface::Tools => (!spec.deferred, true),
             };
-            if !listed {
+            if !callable_here {
                 continue;
             }
-            tools.push(tools::capability_tool(spec));
+            if listed {
+                tools.push(tools::capability_tool(spec));
+            }
             let output = spec
                 .output_schema
                 .and_then(|s| serde_json::from_str::<Value>(s).ok())
