@@ -32,7 +32,8 @@ return value is the result. Every capability call returns a promise and passes \
 the host's permission gate; a refused call throws an `Error` whose `.code` is one of \
 `unknown_capability`, `ambiguous_capability`, `invalid_arguments`, `permission_denied`, \
 `blocked_in_plan_mode`, `failed`, `timeout`, `limit_exceeded`, which the action may catch. \
-`console.*` lines come back as `logs`. The result is `{result, error, receipts, logs}`; \
+`await capabilities.search(query)` finds capabilities the catalog lists by name only, \
+with their signatures. `console.*` lines come back as `logs`. The result is `{result, error, receipts, logs}`; \
 it is an error when the action threw or hit a limit (CPU time, memory, stack, calls, output).";
 
 fn decode<T: serde::de::DeserializeOwned>(value: Value) -> T {
