@@ -15,18 +15,19 @@ pub(crate) fn project(schema: &Value, losses: &mut Vec<Loss>) -> Result<Value, P
     if schema.get("type") != Some(&json!("object")) {
         return Err(Problem::Unsupported { pointer: String::new(), why: "OpenAI strict mode takes an object schema at the root".into() });
     }
-    let mut out = node(schema, "", losses)?;
+    let mut out = node(schema, schema, "", losses)?;
     if let Some(Value::Object(defs)) = schema.get("$defs") {
         let mut projected = Map::new();
         for (name, def) in defs {
-            projected.insert(name.clone(), node(def, &child("/$defs", name), losses)?);
+            projected.insert(name.clone(), node(schema, def, &child("/$defs", name), losses)?);
         }
         out["$defs"] = Value::Object(projected);
     }
     Ok(out)
 }
 
-fn node(schema: &Value, pointer: &str, losses: &mut Vec<Loss>) -> Result<Value, Problem> {
+/// One node of the schema rooted at `root` (for `$ref`s), projected.
+fn node(root: &Value, schema: &Value, pointer: &str, losses: &mut Vec<Loss>) -> Result<Value, Problem> {
     let Some(map) = schema.as_object() else {
         return Err(Problem::Unsupported { pointer: pointer.into(), why: "OpenAI strict mode needs a typed schema here, not `true`/`false`".into() });
     };
@@ -41,11 +42,11 @@ fn node(schema: &Value, pointer: &str, losses: &mut Vec<Loss>) -> Result<Value, 
     }
     move_to_description(&mut out, MOVED, pointer, losses);
     if let Some(Value::Array(branches)) = out.get("anyOf").cloned() {
-        let projected: Result<Vec<Value>, Problem> = branches.iter().enumerate().map(|(i, b)| node(b, &child(&child(pointer, "anyOf"), &i.to_string()), losses)).collect();
+        let projected: Result<Vec<Value>, Problem> = branches.iter().enumerate().map(|(i, b)| node(root, b, &child(&child(pointer, "anyOf"), &i.to_string()), losses)).collect();
         out.insert("anyOf".into(), Value::Array(projected?));
     }
     if let Some(items) = map.get("items") {
-        out.insert("items".into(), node(items, &child(pointer, "items"), losses)?);
+        out.insert("items".into(), node(root, items, &child(pointer, "items"), losses)?);
     }
     let is_object = map.get("type") == Some(&json!("object")) || map.contains_key("properties");
     if is_object {
@@ -55,20 +56,20 @@ fn node(schema: &Value, pointer: &str, losses: &mut Vec<Loss>) -> Result<Value, 
         for (name, property) in map.get("properties").and_then(Value::as_object).into_iter().flatten() {
             let at = child(&child(pointer, "properties"), name);
             let optional = !kept.contains(&name.as_str());
-            if is_map(property) {
+            if is_map(resolve(root, property)) {
                 if optional {
                     losses.push(Loss { pointer: at, moved: "a free-form map cannot be expressed in strict mode; the property is left out (invoke still accepts it)".into() });
                     continue;
                 }
                 return Err(Problem::Unsupported { pointer: at, why: "a required free-form map (an object with open keys) cannot be expressed in OpenAI strict mode".into() });
             }
-            if optional && null_is_a_value(schema, property) {
+            if optional && null_is_a_value(root, property) {
                 losses.push(Loss {
                     pointer: at.clone(),
                     moved: "optional, nullable and with a default: strict mode sends `null` for an omitted property, so `null` is passed and the default never applies".into(),
                 });
             }
-            let mut projected = node(property, &at, losses)?;
+            let mut projected = node(root, property, &at, losses)?;
             if optional {
                 projected = nullable(projected);
             }
@@ -124,7 +125,7 @@ fn nullable(mut schema: Value) -> Value {
 /// property the projection kept.
 pub(crate) fn encode(root: &Value, schema: &Value, args: Value) -> Value {
     walk(root, schema, args, &|property, value, optional| match value {
-        None if optional && !is_map(property) => Some(Value::Null),
+        None if optional && !is_map(resolve(root, property)) => Some(Value::Null),
         other => other,
     })
 }
@@ -170,5 +171,25 @@ fn walk(root: &Value, schema: &Value, args: Value, f: Rewrite<'_>) -> Value {
             None => Value::Array(items),
         },
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    /// Properties reached through a `$ref` are judged by their definition:
+    /// a nullable one with a default is reported, and its `null` kept.
+    #[test]
+    fn referenced_properties_are_resolved_against_the_root() {
+        let schema = json!({
+            "type": "object",
+            "properties": { "mode": { "$ref": "#/$defs/Mode" } },
+            "$defs": { "Mode": { "type": ["string", "null"], "default": "fast" } }
+        });
+        let mut losses = Vec::new();
+        super::project(&schema, &mut losses).unwrap();
+        assert!(losses.iter().any(|l| l.pointer == "/properties/mode" && l.moved.contains("the default never applies")), "{losses:?}");
+        assert_eq!(super::decode(&schema, &schema, json!({"mode": null})), json!({"mode": null}));
     }
 }

@@ -46,6 +46,7 @@ mod registry;
 mod run;
 pub mod search;
 mod spec;
+mod surface;
 pub mod testing;
 mod tiered;
 mod validate;

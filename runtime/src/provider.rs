@@ -24,16 +24,13 @@ use crate::error::{CallError, ErrorCode};
 use crate::registry::Mounted;
 use crate::run::Run;
 
-/// The tools array for `mounted`: every mounted, non-deferred capability
-/// under its wire name (plus `tool_search` when some are deferred). A
-/// capability the provider cannot take is left out (`check` reports it).
+/// The tools array for `mounted`: its [tool surface](Mounted::tool_surface)
+/// under wire names. A capability the provider cannot take is left out
+/// (`check` reports it).
 fn tools(provider: Provider, mounted: &Mounted) -> Vec<Value> {
-    let builtin = mounted.has_deferred().then_some(&crate::builtin::TOOL_SEARCH);
     mounted
-        .modules()
-        .flat_map(|m| m.specs.iter())
-        .filter(|s| !s.deferred)
-        .chain(builtin)
+        .tool_surface()
+        .into_iter()
         .filter_map(|spec| {
             let schema: Value = serde_json::from_str(spec.input_schema).ok()?;
             capspec_dialects::project(provider, spec.wire_name, spec.description, &schema).ok().map(|p| p.tool)

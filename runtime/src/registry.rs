@@ -254,14 +254,19 @@ impl Registry {
         if !problems.is_empty() {
             return Err(RegistryError { problems });
         }
-        mounted.push(true); // the built-ins
-        Ok(Mounted { registry: self.clone(), mounted })
+        Ok(self.session(mounted))
     }
 
     /// Mount every module.
     pub fn mount_all(self: &Arc<Self>) -> Mounted {
-        // Every module, and the built-ins.
-        Mounted { registry: self.clone(), mounted: vec![true; self.modules.len() + 1] }
+        self.session(vec![true; self.modules.len()])
+    }
+
+    /// A session over the modules `mounted` marks, and always the built-ins
+    /// (their entries' module index is one past the last module).
+    fn session(self: &Arc<Self>, mut mounted: Vec<bool>) -> Mounted {
+        mounted.push(true);
+        Mounted { registry: self.clone(), mounted }
     }
 }
 
@@ -337,13 +342,6 @@ impl Mounted {
         self.modules().map(|m| m.catalog).collect::<Vec<_>>().join("\n")
     }
 
-    /// The always-loaded catalog for a tiered session: counts, module
-    /// names, `tool_search` and the non-deferred entries
-    /// ([`tiered_catalog`](crate::tiered_catalog)).
-    pub fn tiered_catalog(&self) -> String {
-        crate::tiered::tiered_catalog(self.modules())
-    }
-
     /// Every mounted capability, by module then name.
     pub fn capabilities(&self) -> Vec<CapabilityInfo> {
         self.modules()
@@ -367,12 +365,6 @@ impl Mounted {
         let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(5) as usize;
         let hits = self.search(query, limit);
         crate::builtin::matches(hits.iter().filter_map(|h| self.lookup(&format!("{}.{}", h.module, h.name)).map(|spec| (spec, h.score))))
-    }
-
-    /// Whether any mounted capability is deferred (listed by name only):
-    /// then `tool_search` is how a model finds it.
-    pub fn has_deferred(&self) -> bool {
-        self.modules().any(|m| m.specs.iter().any(|s| s.deferred))
     }
 
     /// The spec a name resolves to among the mounted modules: `module.name`

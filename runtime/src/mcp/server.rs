@@ -17,6 +17,7 @@ use crate::gate::{Gate, Mode, SessionAllow};
 use crate::guest::Guest;
 use crate::registry::Mounted;
 use crate::run::Run;
+use crate::spec::Spec;
 use crate::validate::{Objects, Validator};
 
 use super::approve;
@@ -96,32 +97,22 @@ impl McpHost {
             tools.push(tools::execute_code_tool(&mounted));
             callable.insert(EXECUTE_CODE.to_string(), Callable::ExecuteCode);
         }
-        for spec in mounted.modules().flat_map(|m| m.specs.iter()) {
-            // Listed: direct tools (code), non-deferred ones (tools).
-            // Callable on the tools surface: every mounted capability — a
-            // deferred one is called by the wire name `tool_search` gave.
-            let (listed, callable_here) = match surface {
-                Surface::Code => (spec.direct, spec.direct),
-                Surface::Tools => (!spec.deferred, true),
-            };
-            if !callable_here {
-                continue;
-            }
-            if listed {
-                tools.push(tools::capability_tool(spec));
-            }
+        // Listed: the direct tools (code), the mount's tool surface (tools).
+        // Callable on the tools surface: every mounted capability too — a
+        // deferred one is called by the wire name `tool_search` gave.
+        let all = mounted.modules().flat_map(|m| m.specs.iter());
+        let (listed, unlisted): (Vec<&'static Spec>, Vec<&'static Spec>) = match surface {
+            Surface::Code => (all.filter(|s| s.direct).collect(), Vec::new()),
+            Surface::Tools => (mounted.tool_surface(), all.filter(|s| s.deferred).collect()),
+        };
+        tools.extend(listed.iter().map(|spec| tools::capability_tool(spec)));
+        for spec in listed.into_iter().chain(unlisted) {
             let output = spec
                 .output_schema
                 .and_then(|s| serde_json::from_str::<Value>(s).ok())
                 .and_then(|s| Validator::compile_with(&s, Objects::Open).ok())
                 .map(Box::new);
             callable.insert(spec.wire_name.to_string(), Callable::Capability { qualified: format!("{}.{}", spec.module, spec.name), output });
-        }
-        // A deferred capability is not listed: `tool_search` finds it.
-        if surface == Surface::Tools && mounted.has_deferred() {
-            let search = &crate::builtin::TOOL_SEARCH;
-            tools.push(tools::capability_tool(search));
-            callable.insert(search.wire_name.to_string(), Callable::Capability { qualified: format!("{}.{}", search.module, search.name), output: None });
         }
         let capabilities_json = tools::capabilities_json(&mounted, guest.import_specifier());
         let catalog = mounted.catalog();
