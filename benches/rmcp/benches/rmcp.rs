@@ -41,6 +41,15 @@ impl NotesServer {
         let _ = args.max_lines;
         rmcp::model::CallToolResult::structured(json!({ "result": args.note_id }))
     }
+
+    /// `peek_structured` plus a receipt in `_meta`, as capspec returns it:
+    /// what the receipt costs rmcp's client to decode, without capspec.
+    #[tool(name = "peek_meta", description = "Read a note by id.")]
+    async fn peek_meta(&self, Parameters(args): Parameters<PeekArgs>) -> rmcp::model::CallToolResult {
+        let receipt = json!([{ "capability": "notes.peek", "decision": "auto", "status": "ok", "ms": 0.012 }]);
+        let meta = rmcp::model::MetaObject(serde_json::Map::from_iter([("io.capspec/receipts".to_string(), receipt)]));
+        rmcp::model::CallToolResult::structured(json!({ "result": args.note_id })).with_meta(Some(meta))
+    }
 }
 
 #[divan::bench]
@@ -81,9 +90,19 @@ fn capspec_invoke(bencher: divan::Bencher) {
 /// same `peek` tool behind a plain `#[tool_router]` server (answering with
 /// the same result shape, `peek_structured`) and behind capspec's MCP server
 /// (tools surface), which also validates, gates, records a receipt and
-/// returns it in the result's `_meta`. A multi-threaded runtime, as a server runs on.
-fn round_trip<S: rmcp::ServerHandler>(bencher: divan::Bencher, server: S, tool: &'static str) {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+/// returns it in the result's `_meta`.
+///
+/// Two runtimes: `current_thread` runs client and server on one thread, so
+/// the figure is the work both sides do; `multi_thread` (two workers, as a
+/// server runs) adds cross-thread wake-ups, which on a small shared machine
+/// dominate and make the distribution bimodal.
+const RUNTIMES: [&str; 2] = ["current_thread", "multi_thread"];
+
+fn round_trip<S: rmcp::ServerHandler>(bencher: divan::Bencher, runtime: &str, server: S, tool: &'static str) {
+    let rt = match runtime {
+        "current_thread" => tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap(),
+        _ => tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap(),
+    };
     let client = rt.block_on(async {
         let (server_io, client_io) = tokio::io::duplex(64 * 1024);
         tokio::spawn(async move {
@@ -102,14 +121,19 @@ fn round_trip<S: rmcp::ServerHandler>(bencher: divan::Bencher, server: S, tool: 
     });
 }
 
-#[divan::bench]
-fn round_trip_rmcp_tool_router(bencher: divan::Bencher) {
-    round_trip(bencher, NotesServer { tool_router: NotesServer::tool_router() }, "peek_structured");
+#[divan::bench(args = RUNTIMES)]
+fn round_trip_rmcp_tool_router(bencher: divan::Bencher, runtime: &str) {
+    round_trip(bencher, runtime, NotesServer { tool_router: NotesServer::tool_router() }, "peek_structured");
 }
 
-#[divan::bench]
-fn round_trip_capspec_mcp(bencher: divan::Bencher) {
+#[divan::bench(args = RUNTIMES)]
+fn round_trip_rmcp_tool_router_with_meta(bencher: divan::Bencher, runtime: &str) {
+    round_trip(bencher, runtime, NotesServer { tool_router: NotesServer::tool_router() }, "peek_meta");
+}
+
+#[divan::bench(args = RUNTIMES)]
+fn round_trip_capspec_mcp(bencher: divan::Bencher, runtime: &str) {
     let host = capspec::mcp::McpHost::new(capspec::guest::Guest::new(registry().mount_all()), capspec::mcp::Surface::Tools, Mode::Default)
         .prepare_run(|gate| Run::new(gate).with_limits(capspec::Limits { max_calls: u32::MAX }));
-    round_trip(bencher, host.session(), "peek");
+    round_trip(bencher, runtime, host.session(), "peek");
 }

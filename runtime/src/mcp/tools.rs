@@ -2,7 +2,7 @@
 //! resources. Every shape is written as the JSON the protocol defines and
 //! decoded into rmcp's types once, so what a client sees is readable here.
 
-use rmcp::model::{CallToolResult, ListResourcesResult, ReadResourceResult, Tool};
+use rmcp::model::{CallToolResult, ListResourcesResult, MetaObject, ReadResourceResult, Tool};
 use serde_json::{Map, Value, json};
 
 use crate::error::CallError;
@@ -142,22 +142,16 @@ pub(super) fn capabilities_json(mounted: &Mounted, specifier: &str) -> String {
 }
 
 /// Receipts as a result's `_meta`.
-fn receipts_meta(run: &Run) -> Value {
-    json!({ META_RECEIPTS: run.receipts() })
+fn receipts_meta(run: &Run) -> MetaObject {
+    let receipts = serde_json::to_value(run.receipts()).expect("receipts serialize");
+    MetaObject(Map::from_iter([(META_RECEIPTS.to_string(), receipts)]))
 }
 
 /// A result whose structured content is `structured`, repeated as text.
-fn result(structured: Value, is_error: bool, meta: Option<Value>) -> CallToolResult {
-    let text = structured.to_string();
-    let mut result = json!({
-        "content": [{ "type": "text", "text": text }],
-        "structuredContent": structured,
-        "isError": is_error,
-    });
-    if let Some(meta) = meta {
-        result["_meta"] = meta;
-    }
-    decode(result)
+/// Built directly, not decoded from JSON: this is every call's path.
+fn result(structured: Value, is_error: bool, meta: Option<MetaObject>) -> CallToolResult {
+    let result = if is_error { CallToolResult::structured_error(structured) } else { CallToolResult::structured(structured) };
+    result.with_meta(meta)
 }
 
 /// A call refused before anything ran (an unknown tool, `execute_code`
