@@ -15,7 +15,8 @@ const MAX_MODULE_NAMES: usize = 40;
 
 /// The always-loaded catalog of `modules`: a header with the counts and
 /// module names, `tool_search`'s entry, then every non-deferred
-/// capability's entry (`- \`signature\` · category · summary`).
+/// capability's entry (`- category \`signature\`: summary`, as in the
+/// generated catalog).
 pub fn tiered_catalog<'a>(modules: impl IntoIterator<Item = &'a Module>) -> String {
     let modules: Vec<&Module> = modules.into_iter().collect();
     let specs = || modules.iter().flat_map(|m| m.specs.iter());
@@ -31,10 +32,10 @@ pub fn tiered_catalog<'a>(modules: impl IntoIterator<Item = &'a Module>) -> Stri
     }
     let _ = write!(
         out,
-        ".\n{deferred} of them are not listed here: find one by what it does with `tool_search` (in an action: `await capabilities.search(query)`), which returns its wire name, module, signature and input schema.\n\n"
+        ".\n{deferred} of them are not listed here: find one by what it does with `tool_search` (in an action: `await capabilities.search(query)`), which returns its wire name, module, signature and input schema. Each entry below gives the category, then the signature (`?` optional; a parameter without a type is a string) and what it does.\n\n"
     );
     let entry = |out: &mut String, s: &crate::Spec| {
-        let _ = writeln!(out, "- `{}` · {} · {}", s.signature.replace('`', "'"), s.category, s.summary);
+        let _ = writeln!(out, "- {} `{}`: {}", s.category, s.signature.replace('`', "'"), s.summary);
     };
     entry(&mut out, &TOOL_SEARCH);
     for spec in specs().filter(|s| !s.deferred) {

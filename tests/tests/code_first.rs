@@ -78,7 +78,7 @@ fn an_exported_spec_reaches_every_generated_file_after_sync() {
     let outcome = capspec_codegen::sync::sync_with(dir.path(), Some(&input)).unwrap();
     assert!(outcome.findings.is_empty(), "{:?}", outcome.findings);
     let root = dir.path();
-    assert!(read(root, "catalog/notes.md").contains("- `tag_note({note_id: string /* The note. */, tags?: string[](≥1 items)})` · write · Tag a note."));
+    assert!(read(root, "catalog/notes.md").contains("- write `tag_note({note_id /* The note. */, tags?: string[](≥1 items)})`: Tag a note."));
     assert!(read(root, "catalog/CATALOG.md").contains("tag_note"));
     let json: Value = serde_json::from_str(&read(root, "catalog/capabilities.json")).unwrap();
     let caps = json["modules"][0]["capabilities"].as_array().unwrap();

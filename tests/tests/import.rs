@@ -45,7 +45,9 @@ fn entries(catalog: &str) -> std::collections::BTreeMap<String, String> {
     let mut out = std::collections::BTreeMap::new();
     let mut current: Option<(String, String)> = None;
     for line in catalog.lines() {
-        if let Some(rest) = line.strip_prefix("- `") {
+        // `- category `signature`: summary`
+        let signature = line.strip_prefix("- ").and_then(|l| l.split_once(' ')).filter(|(category, rest)| ["read", "write", "execute", "external"].contains(category) && rest.starts_with('`'));
+        if let Some((_, rest)) = signature {
             if let Some((name, text)) = current.take() {
                 out.insert(name, text);
             }
@@ -77,7 +79,14 @@ fn facts(schema: &Schema, path: &str, required: bool, out: &mut Vec<(String, Str
     if !required {
         out.push(fact("optional", format!("{name}?")));
     }
-    for t in &schema.types {
+    // A plain string is written as the name alone (the catalog's preamble
+    // says so): the name, not followed by a type.
+    let plain_string = schema.types == [JsonType::String] && schema.enum_values.is_none() && bounds(schema).next().is_none() && schema.format.is_none() && schema.pattern.is_none();
+    if plain_string {
+        let written = format!("{name}{}", if required { "" } else { "?" });
+        out.push(fact(BARE_STRING, written));
+    }
+    for t in schema.types.iter().filter(|_| !plain_string) {
         let word = match t {
             JsonType::Integer => "int",
             // Objects are written `{…}` and arrays `T[]`.
@@ -90,16 +99,15 @@ fn facts(schema: &Schema, path: &str, required: bool, out: &mut Vec<(String, Str
         out.push(fact("type", word.to_string()));
     }
     for v in schema.enum_values.iter().flatten() {
-        out.push(fact("enum", v.to_string()));
+        // Plain words are written unquoted (the preamble says so).
+        let word = v.as_str().filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+        out.push(fact("enum", word.map_or_else(|| v.to_string(), str::to_string)));
     }
     if let Some(d) = &schema.default {
         out.push(fact("default", format!("= {d}")));
     }
-    for n in [&schema.minimum, &schema.maximum].into_iter().flatten() {
-        out.push(fact("bound", n.to_string()));
-    }
-    for n in [schema.min_length, schema.max_length, schema.min_items, schema.max_items].into_iter().flatten() {
-        out.push(fact("bound", n.to_string()));
+    for n in bounds(schema) {
+        out.push(fact("bound", n));
     }
     if let Some(d) = &schema.description {
         // Stated in the entry, or once for the module: `name`: text.
@@ -114,6 +122,15 @@ fn facts(schema: &Schema, path: &str, required: bool, out: &mut Vec<(String, Str
             facts(s, &format!("{path}[].{p}"), items.is_required(p), out);
         }
     }
+}
+
+/// The fact "a plain string", which the catalog writes as the name alone.
+const BARE_STRING: &str = "type string (the name alone)";
+
+fn bounds(schema: &Schema) -> impl Iterator<Item = String> + '_ {
+    let numbers = [&schema.minimum, &schema.maximum].into_iter().flatten().map(|n| n.to_string());
+    let counts = [schema.min_length, schema.max_length, schema.min_items, schema.max_items].into_iter().flatten().map(|n| n.to_string());
+    numbers.chain(counts)
 }
 
 /// Every parameter name, type, requiredness, enum value, default, bound and
@@ -137,7 +154,12 @@ fn the_catalog_keeps_every_fact() {
             // A description several tools share is stated once for the
             // module (the entry still names the parameter).
             let shared = kind.strip_prefix("description of ").is_some_and(|name| catalog.contains(&format!("\n- {name}: {text}\n")));
-            assert!(entry.contains(&text) || shared, "{}: {kind} `{text}` missing from\n{entry}", cap.name);
+            let found = match kind.as_str() {
+                // The name alone: followed by a separator, never by `: type`.
+                BARE_STRING => [",", "}", " /*", " ="].iter().any(|end| entry.contains(&format!("{text}{end}"))),
+                _ => entry.contains(&text),
+            };
+            assert!(found || shared, "{}: {kind} `{text}` missing from\n{entry}", cap.name);
         }
     }
     assert!(checked > 1000, "{checked} facts checked");
@@ -162,9 +184,7 @@ fn mcp_json() -> Vec<String> {
 
 /// The catalog against the MCP JSON, in characters and in o200k_base
 /// tokens (the tokenizer of current OpenAI models). The goal is ≤ 0.60 in
-/// tokens with every fact kept (`the_catalog_keeps_every_fact`);
-/// BENCHMARKS.md records where it stands (0.645) and what stands in the
-/// way. This guard keeps it from growing back.
+/// tokens with every fact kept (`the_catalog_keeps_every_fact`).
 #[test]
 fn the_catalog_is_smaller_than_the_json() {
     let json = mcp_json();
@@ -175,7 +195,7 @@ fn the_catalog_is_smaller_than_the_json() {
     let catalog_tokens = bpe.encode_ordinary(&catalog).len();
     let ratio = catalog_tokens as f64 / json_tokens as f64;
     eprintln!("catalog {catalog_tokens} tokens, MCP JSON {json_tokens} tokens, ratio {ratio:.3} (characters: {chars:.3})");
-    assert!(ratio <= 0.65, "catalog {catalog_tokens} / JSON {json_tokens} tokens = {ratio:.3}");
+    assert!(ratio <= 0.60, "catalog {catalog_tokens} / JSON {json_tokens} tokens = {ratio:.3}");
 }
 
 /// The reference MCP servers' real `tools/list` (collected over stdio with

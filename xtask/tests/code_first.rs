@@ -93,7 +93,7 @@ async fn pin_note(_run: &Run, args: PinNote) -> CapResult<String> {
     let second = p.xtask(&["sync"]);
     assert_eq!(second.status.code(), Some(0), "{}", text(&second));
     let catalog = p.read("catalog/board.md");
-    assert!(catalog.contains("- `pin_note({text: string /* What the pin says. */})` · write · Pin a note to the board."), "{catalog}");
+    assert!(catalog.contains("- write `pin_note({text /* What the pin says. */})`: Pin a note to the board."), "{catalog}");
     assert!(p.read("specs/categories.snap").contains("board.pin_note write"));
     assert!(p.read("specs/code-first.json").contains("\"rust_type\":\"pinboard::PinNote\""));
     let check = p.xtask(&["check"]);

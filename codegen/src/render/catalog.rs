@@ -1,12 +1,13 @@
 //! The model-facing prompt catalog: `<catalog>/CATALOG.md` and
 //! `<catalog>/<module>.md`.
 //!
-//! Each capability is one entry whose first line is a compact TypeScript-like
-//! signature carrying every fact a model needs — parameter names, types,
-//! requiredness (`?`), enum values, defaults (`= v`), bounds (in
+//! Each capability is one entry whose first line is its category, then a
+//! compact TypeScript-like signature carrying every fact a model needs —
+//! parameter names, types (a name alone is a string), requiredness (`?`),
+//! enum values (plain words unquoted), defaults (`= v`), bounds (in
 //! parentheses) and each parameter's description as a `/* comment */` after
-//! it — then the category and the one-line description; the rest of the
-//! description follows on the next line. Deferred capabilities are listed by
+//! it — then the one-line description; the rest of the description follows
+//! on the next line. Deferred capabilities are listed by
 //! name only; aliases never appear. A parameter description that several
 //! of a module's capabilities share is stated once, under the module's
 //! import line, and left out of the entries (which still name the
@@ -90,7 +91,7 @@ fn entry_with(cap: &CapabilitySpec, shared: &BTreeMap<String, String>) -> String
     let writer = Compact { shared };
     let signature = writer.signature(cap);
     let summary = cap.summary();
-    let mut line = format!("- {} · {} · {}", code_span(&signature), cap.category, summary);
+    let mut line = format!("- {} {}: {}", cap.category, code_span(&signature), summary);
     if let Some(d) = &cap.deprecated {
         line.push_str(&format!(" Deprecated: {}", one_line(d)));
     }
@@ -148,7 +149,12 @@ impl Compact<'_> {
             .iter()
             .map(|(name, prop)| {
                 let optional = if schema.is_required(name) { "" } else { "?" };
-                let mut field = format!("{}{optional}: {}", property_key(name), self.type_of(prop));
+                // A plain string is the default type: the name alone.
+                let ty = self.type_of(prop);
+                let mut field = match ty.as_str() {
+                    "string" => format!("{}{optional}", property_key(name)),
+                    _ => format!("{}{optional}: {ty}", property_key(name)),
+                };
                 if let Some(d) = &prop.default {
                     field.push_str(&format!(" = {}", compact_json(d)));
                 }
@@ -182,7 +188,7 @@ impl Compact<'_> {
         match Shape::of(schema) {
             Shape::Ref(r) => self.def_name(r),
             Shape::Const(c) => literal(c),
-            Shape::Enum(values) => values.iter().map(literal).collect::<Vec<_>>().join("|"),
+            Shape::Enum(values) => values.iter().map(enum_value).collect::<Vec<_>>().join("|"),
             Shape::Union(variants) => variants
                 .iter()
                 .map(|v| match &v.description {
@@ -243,6 +249,23 @@ fn bounds(schema: &Schema) -> String {
         parts.push(format!("/{p}/"));
     }
     parts.join(", ")
+}
+
+/// An enum value: a plain word (a letter or `_`, then letters, digits,
+/// `_` or `-`) is written bare, unless it reads as a type or a JSON
+/// keyword; anything else is a JSON literal.
+fn enum_value(value: &serde_json::Value) -> String {
+    const TYPE_WORDS: [&str; 13] = ["any", "array", "boolean", "false", "int", "integer", "null", "number", "object", "string", "true", "undefined", "unknown"];
+    match value.as_str() {
+        Some(word)
+            if word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                && !TYPE_WORDS.contains(&word) =>
+        {
+            word.to_string()
+        }
+        _ => literal(value),
+    }
 }
 
 /// Minified JSON for defaults.

@@ -53,7 +53,7 @@ fn every_spec_has_an_impl() {
 fn code_first_tag_note_is_catalogued_validated_and_gated() {
     let host = Host::new("tag-note");
     let catalog = host.mounted.catalog();
-    assert!(catalog.contains("- `tag_note({note_id: string /* The note to tag. */, tags: string[](1..20 items) /* Tags to add. */})` · write ·"), "{catalog}");
+    assert!(catalog.contains("- write `tag_note({note_id /* The note to tag. */, tags: string[](1..20 items) /* Tags to add. */})`:"), "{catalog}");
     let run = host.auto();
     let id = host.call(&run, "create_note", json!({"title": "T", "body": "b", "tags": ["x"]})).unwrap()["id"].as_str().unwrap().to_string();
 

@@ -33,7 +33,10 @@ the host's permission gate; a refused call throws an `Error` whose `.code` is on
 `unknown_capability`, `ambiguous_capability`, `invalid_arguments`, `permission_denied`, \
 `blocked_in_plan_mode`, `failed`, `timeout`, `limit_exceeded`, which the action may catch. \
 `await capabilities.search(query)` finds capabilities the catalog lists by name only, \
-with their signatures. `console.*` lines come back as `logs`. The result is `{result, error, receipts, logs}`; \
+with their signatures. Each catalog entry gives the category, then the signature \
+(`?` optional, `= default`, bounds in parentheses, `/* … */` what a parameter is; a parameter \
+without a type is a string; enum values that are plain words are unquoted). \
+`console.*` lines come back as `logs`. The result is `{result, error, receipts, logs}`; \
 it is an error when the action threw or hit a limit (CPU time, memory, stack, calls, output).";
 
 fn decode<T: serde::de::DeserializeOwned>(value: Value) -> T {
