@@ -21,7 +21,7 @@ fn main() {
     println!("render (nothing to reuse): {:?} ({} artifacts)", t.elapsed(), rendered.artifacts.len());
     let reuse: Reuse = rendered.artifacts.iter().map(|a| (a.path.clone(), a.contents.clone())).collect();
     let t = Instant::now();
-    render::render_all_reusing(&project.loaded.set, &rendered.targets, &reuse);
+    render::render_all_reusing(&project.loaded.set, &rendered.targets, reuse);
     println!("render (every module file reused): {:?}", t.elapsed());
     let mut bytes: BTreeMap<&str, usize> = BTreeMap::new();
     for a in &rendered.artifacts {

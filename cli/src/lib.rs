@@ -14,8 +14,17 @@
 //! Commands, flags, output and exit codes are the same whichever way it
 //! runs: `0` nothing to report, `1` at least one error finding, `2` the
 //! command could not run.
+//!
+//! The default feature `mimalloc` makes mimalloc the global allocator of
+//! the binary that links this crate (the generator runs about a quarter
+//! faster with it). A binary with its own `#[global_allocator]` turns it off
+//! with `default-features = false`.
 
 #![warn(missing_docs)]
+
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

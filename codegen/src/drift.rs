@@ -46,9 +46,13 @@ fn first_line_is_marker(path: &Path) -> bool {
 pub(crate) fn drift(root: &Path, targets: &Targets, artifacts: &[Artifact]) -> Vec<Finding> {
     let mut findings = Vec::new();
     let produced: BTreeSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
-    for artifact in artifacts {
-        let path = root.join(&artifact.path);
-        let current = std::fs::read(&path).ok().map(|b| String::from_utf8_lossy(&b).into_owned());
+    // Read and compare in parallel; only a file that differs is kept as text.
+    let differing = crate::parallel::map(artifacts.iter().collect(), |artifact: &Artifact| match std::fs::read(root.join(&artifact.path)) {
+        Ok(bytes) if bytes == artifact.contents.as_bytes() => Some(None),
+        Ok(bytes) => Some(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Err(_) => None,
+    });
+    for (artifact, current) in artifacts.iter().zip(differing) {
         let Some(current) = current else {
             findings.push(Finding::error(
                 rule::DRIFT_MISSING,
@@ -58,9 +62,7 @@ pub(crate) fn drift(root: &Path, targets: &Targets, artifacts: &[Artifact]) -> V
             ));
             continue;
         };
-        if current == artifact.contents {
-            continue;
-        }
+        let Some(current) = current else { continue };
         if artifact.path == targets.snapshot {
             findings.extend(snapshot_drift(&artifact.path, &current, &artifact.contents));
             continue;

@@ -95,7 +95,7 @@ impl Project {
             .into_iter()
             .filter_map(|path| std::fs::read_to_string(config.root.join(&path)).ok().map(|text| (path, text)))
             .collect();
-        let mut artifacts = render::render_all_reusing(&self.loaded.set, &targets, &reuse);
+        let mut artifacts = render::render_all_reusing(&self.loaded.set, &targets, reuse);
         if let Some(record) = &self.code_first_record {
             artifacts.push(Artifact { path: config.code_first.record.clone(), contents: crate::code_first::render_record(record) });
             artifacts.sort();

@@ -34,7 +34,7 @@ pub type Reuse = BTreeMap<String, String>;
 /// Render every artifact of a valid spec set, sorted by path. The category
 /// snapshot is included (its drift is reported as `drift/snapshot`).
 pub fn render_all(set: &SpecSet, targets: &Targets) -> Vec<Artifact> {
-    render_all_reusing(set, targets, &Reuse::new())
+    render_all_reusing(set, targets, Reuse::new())
 }
 
 /// The paths [`render_all_reusing`] may reuse: the module Rust files.
@@ -45,9 +45,11 @@ pub fn reusable_paths(set: &SpecSet, targets: &Targets) -> Vec<String> {
 /// [`render_all`], reusing a module's Rust file from `reuse` when the
 /// inputs recorded in its marker match and its text is untouched — the
 /// bytes are then exactly what rendering would produce.
-pub fn render_all_reusing(set: &SpecSet, targets: &Targets, reuse: &Reuse) -> Vec<Artifact> {
-    // Modules render independently, in parallel; the aggregates follow.
-    let per_module = crate::parallel::map(set.modules.iter().collect(), |module| {
+pub fn render_all_reusing(set: &SpecSet, targets: &Targets, mut reuse: Reuse) -> Vec<Artifact> {
+    // Modules render independently, in parallel; the aggregates follow. A
+    // reused file's text moves into its artifact (no copy).
+    let work: Vec<_> = set.modules.iter().map(|m| (m, reuse.remove(&join(&targets.rust, &format!("{}.rs", m.name))))).collect();
+    let per_module = crate::parallel::map(work, |(module, existing)| {
         let catalog = catalog::module_section(module, targets);
         let facade = js::facade(module, targets);
         let files = vec![
@@ -56,7 +58,7 @@ pub fn render_all_reusing(set: &SpecSet, targets: &Targets, reuse: &Reuse) -> Ve
             Artifact { path: join(&targets.catalog, &format!("{}.md", module.name)), contents: catalog::module_file(module, &catalog) },
             {
                 let path = join(&targets.rust, &format!("{}.rs", module.name));
-                let contents = reuse::module_file_reusing(module, &facade, &catalog, reuse.get(&path).map(String::as_str));
+                let contents = reuse::module_file_reusing(module, &facade, &catalog, existing);
                 Artifact { path, contents }
             },
         ];

@@ -5,7 +5,7 @@
 //! change between runs.
 
 use crate::model::{CapabilitySpec, ModuleSpec};
-use super::artifact::{Fingerprinter, fingerprint, marker_line};
+use super::artifact::marker_line;
 use super::rust::module_file;
 
 /// Everything a module's Rust file is made from, hashed: the generator (its
@@ -18,7 +18,7 @@ use super::rust::module_file;
 pub fn module_inputs_key(module: &ModuleSpec, facade: &str, catalog: &str) -> String {
     static GENERATOR: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let generator = GENERATOR.get_or_init(|| {
-        fingerprint(
+        text_hash(
             &[
                 env!("CARGO_PKG_VERSION"),
                 env!("CAPSPEC_RENDER_DEPS"),
@@ -37,18 +37,50 @@ pub fn module_inputs_key(module: &ModuleSpec, facade: &str, catalog: &str) -> St
     });
     // The spec's Debug form holds every field, so a field added to the model
     // is part of the key without anyone remembering to add it here. It is
-    // hashed as it is written (no string is built); positions are left out.
+    // written into one buffer and hashed once; positions are left out.
     use std::fmt::Write;
-    let mut key = Fingerprinter::default();
-    let _ = write!(key, "{generator}\n{}\n{}\n{}\n", module.name, module.description, module.file);
+    let mut text = String::with_capacity(64 * 1024);
+    let _ = write!(text, "{generator}\n{}\n{}\n{}\n", module.name, module.description, module.file);
     for cap in &module.capabilities {
         let unplaced = CapabilitySpec { pos: Default::default(), ..cap.clone() };
-        let _ = writeln!(key, "{unplaced:?}");
+        let _ = writeln!(text, "{unplaced:?}");
     }
-    key.add(facade.as_bytes());
-    key.add(b"\n");
-    key.add(catalog.as_bytes());
-    key.finish()
+    text.push_str(facade);
+    text.push('\n');
+    text.push_str(catalog);
+    text_hash(&text)
+}
+
+/// A 128-bit hash of `text` for reuse keys and text hashes: two
+/// multiply-mix lanes over 8-byte words, then the length, each lane
+/// finished with an avalanche step. Not the contract fingerprint (that one
+/// is part of capabilities.json and stays FNV); this one only has to tell
+/// a changed input from an unchanged one, quickly, the same way on every
+/// machine (words are read little-endian).
+pub(crate) fn text_hash(text: &str) -> String {
+    const P1: u64 = 0x9e37_79b9_7f4a_7c15;
+    const P2: u64 = 0xc2b2_ae3d_27d4_eb4f;
+    let bytes = text.as_bytes();
+    let (mut a, mut b) = (0x243f_6a88_85a3_08d3_u64, 0x1319_8a2e_0370_7344_u64);
+    let mut words = bytes.chunks_exact(8);
+    for word in words.by_ref() {
+        let w = u64::from_le_bytes(word.try_into().expect("chunks of 8"));
+        a = (a ^ w).wrapping_mul(P1).rotate_left(31);
+        b = (b ^ w.rotate_left(29)).wrapping_mul(P2).rotate_left(27);
+    }
+    let mut tail = [0u8; 8];
+    tail[..words.remainder().len()].copy_from_slice(words.remainder());
+    let w = u64::from_le_bytes(tail) ^ (bytes.len() as u64).rotate_left(56);
+    a = (a ^ w).wrapping_mul(P1);
+    b = (b ^ w.rotate_left(29) ^ bytes.len() as u64).wrapping_mul(P2);
+    let fmix = |mut h: u64| {
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
+    };
+    format!("{:016x}{:016x}", fmix(a ^ b.rotate_left(17)), fmix(b ^ a))
 }
 
 /// The body of a generated Rust file (everything after its marker line)
@@ -62,19 +94,20 @@ fn recorded(text: &str) -> Option<(&str, &str, &str)> {
 
 /// `<rust>/<module>.rs`, reusing `existing` (the file on disk) when its
 /// recorded input key matches and its text is untouched.
-pub fn module_file_reusing(module: &ModuleSpec, facade: &str, catalog: &str, existing: Option<&str>) -> String {
+pub fn module_file_reusing(module: &ModuleSpec, facade: &str, catalog: &str, existing: Option<String>) -> String {
     let key = module_inputs_key(module, facade, catalog);
     if let Some(text) = existing {
-        if let Some((inputs, text_hash, body)) = recorded(text) {
+        let reusable = recorded(&text).is_some_and(|(inputs, text_hash, body)| {
             let expected_first = format!("// {} [inputs {key}, text {text_hash}]", marker_line(&module.file));
-            if inputs == key && fingerprint(body) == text_hash && text.starts_with(&format!("{expected_first}\n")) {
-                return text.to_string();
-            }
+            inputs == key && self::text_hash(body) == text_hash && text.starts_with(&format!("{expected_first}\n"))
+        });
+        if reusable {
+            return text;
         }
     }
     let rendered = module_file(module, facade, catalog);
     let (marker, body) = rendered.split_once('\n').expect("a marker line");
-    format!("{marker} [inputs {key}, text {}]\n{body}", fingerprint(body))
+    format!("{marker} [inputs {key}, text {}]\n{body}", text_hash(body))
 }
 
 #[cfg(test)]
@@ -104,5 +137,22 @@ mod tests {
         let mut moved = module.clone();
         moved.capabilities[0].pos.line += 10;
         assert_eq!(key(&moved), key(module));
+    }
+
+    #[test]
+    fn the_text_hash_sees_every_byte_and_the_length() {
+        let base = "abcdefgh".repeat(5) + "xyz";
+        let mut seen = std::collections::BTreeSet::from([text_hash(&base)]);
+        for i in 0..base.len() {
+            let mut bytes = base.clone().into_bytes();
+            bytes[i] ^= 1;
+            assert!(seen.insert(text_hash(&String::from_utf8(bytes).unwrap())), "byte {i}");
+        }
+        // Trailing zero bytes and a shorter text differ from the original.
+        assert!(seen.insert(text_hash(&format!("{base}\0"))));
+        assert!(seen.insert(text_hash(&base[..base.len() - 1])));
+        assert!(seen.insert(text_hash("")));
+        // Stable across runs and machines: a pinned value.
+        assert_eq!(text_hash("capspec"), "c019e56947a514effb0d2fe12bd886ea");
     }
 }
