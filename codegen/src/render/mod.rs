@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use crate::model::SpecSet;
 
+mod abbrev;
 mod artifact;
 mod catalog;
 mod editor_schema;

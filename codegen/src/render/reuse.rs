@@ -23,6 +23,7 @@ pub fn module_inputs_key(module: &ModuleSpec, facade: &str, catalog: &str) -> St
                 env!("CARGO_PKG_VERSION"),
                 env!("CAPSPEC_RENDER_DEPS"),
                 include_str!("rust.rs"),
+                include_str!("abbrev.rs"),
                 include_str!("reuse.rs"),
                 include_str!("artifact.rs"),
                 include_str!("ts.rs"),

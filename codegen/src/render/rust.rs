@@ -10,6 +10,7 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
 use crate::model::{Additional, CapabilitySpec, JsonType, ModuleSpec, Schema, SpecSet};
+use super::abbrev::Abbrev;
 use super::naming::{pascal_case, unique};
 use super::shape::Shape;
 use super::artifact::{Targets, contract_fingerprint, input_schema_json, marker_line};
@@ -94,16 +95,6 @@ pub fn variant_name(value: &str) -> String {
     out
 }
 
-/// Attributes every generated type carries: the derives through the
-/// runtime's hidden re-exports, so a host needs only `capspec`.
-fn derives() -> TokenStream {
-    quote! {
-        #[derive(Debug, Clone, PartialEq, ::capspec::__private::serde::Serialize, ::capspec::__private::serde::Deserialize, ::capspec::__private::schemars::JsonSchema)]
-        #[serde(crate = "::capspec::__private::serde")]
-        #[schemars(crate = "::capspec::__private::schemars")]
-    }
-}
-
 fn doc(text: Option<&str>) -> TokenStream {
     match text {
         Some(t) => {
@@ -115,14 +106,15 @@ fn doc(text: Option<&str>) -> TokenStream {
 }
 
 /// Generates the types of one capability module.
-struct TypeGen {
+struct TypeGen<'a> {
+    abbrev: &'a Abbrev,
     items: Vec<TokenStream>,
     used: BTreeSet<String>,
     /// `$defs` name → type name, for the root being generated.
     defs: BTreeMap<String, String>,
 }
 
-impl TypeGen {
+impl TypeGen<'_> {
     /// `Args` from the input schema (an empty closed struct without one)
     /// and `Output` from the output schema.
     fn args_and_output(&mut self, cap: &CapabilitySpec) {
@@ -278,9 +270,15 @@ impl TypeGen {
                 });
                 quote! { #d #rename #[serde(default = #path)] pub #fid: #ty }
             } else if already_optional {
-                quote! { #d #rename #[serde(default, skip_serializing_if = "Option::is_none")] pub #fid: #ty }
+                {
+                let optional = self.abbrev.optional();
+                quote! { #d #rename #optional pub #fid: #ty }
+            }
             } else {
-                quote! { #d #rename #[serde(default, skip_serializing_if = "Option::is_none")] pub #fid: Option<#ty> }
+                {
+                let optional = self.abbrev.optional();
+                quote! { #d #rename #optional pub #fid: Option<#ty> }
+            }
             };
             fields.push(field);
         }
@@ -301,7 +299,7 @@ impl TypeGen {
             }
             None => quote! { #[serde(deny_unknown_fields)] },
         };
-        let derives = derives();
+        let derives = self.abbrev.derives();
         let id = ident(name);
         let d = doc(description.or(schema.description.as_deref()));
         self.items.push(quote! {
@@ -324,7 +322,7 @@ impl TypeGen {
                 quote! { #[serde(rename = #value)] #vid }
             })
             .collect();
-        let derives = derives();
+        let derives = self.abbrev.derives();
         let id = ident(&name);
         let d = doc(description);
         self.items.push(quote! {
@@ -351,7 +349,7 @@ impl TypeGen {
             let vid = ident(&vname);
             out.push(quote! { #vid(#ty) });
         }
-        let derives = derives();
+        let derives = self.abbrev.derives();
         let id = ident(&name);
         let d = doc(description);
         self.items.push(quote! {
@@ -389,8 +387,8 @@ fn opt_str(value: Option<&str>) -> TokenStream {
 }
 
 /// The `pub mod <name> { … }` of one capability.
-fn capability(module: &ModuleSpec, cap: &CapabilitySpec) -> TokenStream {
-    let mut types = TypeGen { items: Vec::new(), used: ["Args", "Output", "SPEC"].map(String::from).into(), defs: BTreeMap::new() };
+fn capability(module: &ModuleSpec, cap: &CapabilitySpec, abbrev: &Abbrev) -> TokenStream {
+    let mut types = TypeGen { abbrev, items: Vec::new(), used: ["Args", "Output", "SPEC"].map(String::from).into(), defs: BTreeMap::new() };
     // A code-first capability's arguments are its own Rust type: only its
     // spec is generated.
     match &cap.code_first {
@@ -467,9 +465,17 @@ fn format_file(tokens: TokenStream, marker: &str) -> String {
     format!("// {marker}\n{}", prettyplease::unparse(&file))
 }
 
-/// `<rust>/<module>.rs`, rendered (without the input keys).
+/// `<rust>/<module>.rs`, rendered (without the input keys): with the
+/// attribute abbreviations, or — when they cannot be expanded exactly —
+/// without.
 pub(super) fn module_file(module: &ModuleSpec, facade: &str, catalog: &str) -> String {
-    let caps: Vec<TokenStream> = module.capabilities.iter().map(|c| capability(module, c)).collect();
+    let abbrev = Abbrev::new(true);
+    let text = module_file_with(module, facade, catalog, &abbrev);
+    abbrev.expand(&text).unwrap_or_else(|| module_file_with(module, facade, catalog, &Abbrev::new(false)))
+}
+
+fn module_file_with(module: &ModuleSpec, facade: &str, catalog: &str, abbrev: &Abbrev) -> String {
+    let caps: Vec<TokenStream> = module.capabilities.iter().map(|c| capability(module, c, abbrev)).collect();
     let spec_refs: Vec<Ident> = module.capabilities.iter().map(|c| ident(&c.name)).collect();
     let name = lit(&module.name);
     let description = lit(&module.description);
