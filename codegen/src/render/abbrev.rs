@@ -4,7 +4,11 @@
 //! `syn` then parses and `prettyplease` prints. So the renderer writes each
 //! as one short placeholder attribute and expands it after formatting into
 //! exactly the lines `prettyplease` prints for the real attribute at that
-//! indentation (worked out once, by formatting the real attribute).
+//! indentation (worked out once, by formatting the real attribute). Each
+//! capability's `SPEC` constant is a placeholder item too, replaced by the
+//! text `spec_const.rs` writes for it, and the module's long constant
+//! strings (its facade and catalog) are placeholder names, replaced by
+//! their literals.
 //!
 //! The output is byte-identical to rendering the real attributes: when the
 //! formatted text does not hold exactly the placeholders written (a spec's
@@ -12,15 +16,19 @@
 //! at an indentation never worked out, [`Abbrev::expand`] declines and the
 //! module is rendered with the real attributes.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::OnceLock;
 
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use super::spec_const::SpecConst;
+
 /// The placeholders' text, and the real attributes they stand for.
 const DERIVES_MARK: &str = "#[__capspec_derives]";
 const OPTIONAL_MARK: &str = "#[__capspec_optional]";
+const SPEC_MARK: &str = "const __capspec_spec: () = ();";
+const LITERAL_MARK: &str = "__capspec_literal_";
 
 fn real_derives() -> TokenStream {
     quote! {
@@ -65,12 +73,16 @@ pub(super) struct Abbrev {
     on: bool,
     derives: Cell<usize>,
     optional: Cell<usize>,
+    /// The `SPEC` constants' text, in the order their placeholders were written.
+    specs: RefCell<Vec<String>>,
+    /// String literals of module constants, by placeholder number.
+    literals: RefCell<Vec<String>>,
 }
 
 impl Abbrev {
     /// Placeholders when `on`, the real attributes otherwise.
     pub(super) fn new(on: bool) -> Abbrev {
-        Abbrev { on, derives: Cell::new(0), optional: Cell::new(0) }
+        Abbrev { on, derives: Cell::new(0), optional: Cell::new(0), specs: RefCell::new(Vec::new()), literals: RefCell::new(Vec::new()) }
     }
 
     /// The derive block every generated type carries: the derives through
@@ -92,6 +104,29 @@ impl Abbrev {
         quote! { #[__capspec_optional] }
     }
 
+    /// A capability's `SPEC` constant (see `spec_const.rs`).
+    pub(super) fn spec(&self, spec: &SpecConst) -> TokenStream {
+        if !self.on {
+            return spec.tokens();
+        }
+        self.specs.borrow_mut().push(spec.text());
+        quote! { const __capspec_spec: () = (); }
+    }
+
+    /// A string literal that is a module constant's whole value
+    /// (`pub const FACADE: &str = …;`), which `prettyplease` prints on the
+    /// constant's line whatever its length.
+    pub(super) fn const_literal(&self, text: &str) -> TokenStream {
+        let literal = proc_macro2::Literal::string(text);
+        if !self.on {
+            return quote! { #literal };
+        }
+        let mut literals = self.literals.borrow_mut();
+        let id = proc_macro2::Ident::new(&format!("__capspec_literal_{}", literals.len()), proc_macro2::Span::call_site());
+        literals.push(literal.to_string());
+        quote! { #id }
+    }
+
     /// `formatted` with every placeholder expanded, or `None` when it does
     /// not hold exactly the placeholders written, each where expected.
     pub(super) fn expand(&self, formatted: &str) -> Option<String> {
@@ -101,6 +136,10 @@ impl Abbrev {
         let (derives, optional) = expansions();
         let mut out = String::with_capacity(formatted.len() + self.derives.get() * 400 + self.optional.get() * 60);
         let (mut seen_derives, mut seen_optional) = (0, 0);
+        let specs = self.specs.borrow();
+        let mut next_spec = specs.iter();
+        let literals = self.literals.borrow();
+        let mut seen_literals = std::collections::BTreeSet::new();
         for line in formatted.split_inclusive('\n') {
             let content = line.trim_start_matches(' ');
             let indent = line.len() - content.len();
@@ -113,7 +152,24 @@ impl Abbrev {
                     seen_optional += 1;
                     optional
                 }
-                DERIVES_MARK | OPTIONAL_MARK => return None,
+                SPEC_MARK if indent == TYPE_INDENT => {
+                    out.push_str(next_spec.next()?);
+                    continue;
+                }
+                DERIVES_MARK | OPTIONAL_MARK | SPEC_MARK => return None,
+                // `… = __capspec_literal_<n>;` at the top level.
+                _ if indent == 0 && content.contains(LITERAL_MARK) => {
+                    let (head, tail) = content.split_once(LITERAL_MARK)?;
+                    let (n, rest) = tail.split_once(';')?;
+                    let literal = literals.get(n.parse::<usize>().ok()?)?;
+                    if !head.ends_with(" = ") || rest != "\n" || seen_literals.replace(n.to_string()).is_some() {
+                        return None;
+                    }
+                    out.push_str(head);
+                    out.push_str(literal);
+                    out.push_str(";\n");
+                    continue;
+                }
                 _ => {
                     out.push_str(line);
                     continue;
@@ -124,6 +180,6 @@ impl Abbrev {
                 out.push('\n');
             }
         }
-        (seen_derives == self.derives.get() && seen_optional == self.optional.get()).then_some(out)
+        (seen_derives == self.derives.get() && seen_optional == self.optional.get() && next_spec.next().is_none() && seen_literals.len() == literals.len()).then_some(out)
     }
 }

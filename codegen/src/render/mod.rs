@@ -21,6 +21,7 @@ mod reuse;
 mod rust;
 mod shape;
 mod snapshot;
+mod spec_const;
 mod templates;
 mod ts;
 

@@ -11,9 +11,10 @@ use quote::quote;
 
 use crate::model::{Additional, CapabilitySpec, JsonType, ModuleSpec, Schema, SpecSet};
 use super::abbrev::Abbrev;
+use super::spec_const::SpecConst;
 use super::naming::{pascal_case, unique};
 use super::shape::Shape;
-use super::artifact::{Targets, contract_fingerprint, input_schema_json, marker_line};
+use super::artifact::{Targets, marker_line};
 use capspec_names::RUST_KEYWORDS;
 
 fn ident(name: &str) -> Ident {
@@ -376,16 +377,6 @@ fn scalar_of(value: &serde_json::Value) -> TokenStream {
     }
 }
 
-fn opt_str(value: Option<&str>) -> TokenStream {
-    match value {
-        Some(v) => {
-            let l = lit(v);
-            quote! { Some(#l) }
-        }
-        None => quote! { None },
-    }
-}
-
 /// The `pub mod <name> { … }` of one capability.
 fn capability(module: &ModuleSpec, cap: &CapabilitySpec, abbrev: &Abbrev) -> TokenStream {
     let mut types = TypeGen { abbrev, items: Vec::new(), used: ["Args", "Output", "SPEC"].map(String::from).into(), defs: BTreeMap::new() };
@@ -402,28 +393,7 @@ fn capability(module: &ModuleSpec, cap: &CapabilitySpec, abbrev: &Abbrev) -> Tok
         None => types.args_and_output(cap),
     }
     let cap_id = ident(&cap.name);
-    let category = ident(match cap.category {
-        crate::model::Category::Read => "Read",
-        crate::model::Category::Write => "Write",
-        crate::model::Category::Execute => "Execute",
-        crate::model::Category::External => "External",
-    });
-    let module_name = lit(&module.name);
-    let name = lit(&cap.name);
-    let description = lit(&cap.description);
-    let summary = lit(&cap.summary());
-    let signature = lit(&super::catalog::signature(cap));
-    let input_schema = lit(&input_schema_json(cap).to_string());
-    let output_schema = opt_str(cap.output.as_ref().map(|s| s.to_json().to_string()).as_deref());
-    let user_message = opt_str(cap.user_message.as_deref());
-    let deferred = cap.deferred;
-    let direct = cap.direct;
-    let aliases: Vec<Literal> = cap.aliases.iter().map(|a| lit(a)).collect();
-    let deprecated = opt_str(cap.deprecated.as_deref());
-    let fingerprint = lit(&contract_fingerprint(module, cap));
-    let wire_name = lit(&cap.wire_name);
-    let title = opt_str(cap.title.as_deref());
-    let crate::model::Annotations { read_only, destructive, idempotent, open_world } = cap.hints.annotations(cap.category);
+    let spec = abbrev.spec(&SpecConst::of(module, cap));
     let doc_text = lit(&format!(" `{}.{}` ({}): {}", module.name, cap.name, cap.category, cap.summary()));
     let items = types.items;
     quote! {
@@ -431,31 +401,7 @@ fn capability(module: &ModuleSpec, cap: &CapabilitySpec, abbrev: &Abbrev) -> Tok
         pub mod #cap_id {
             #(#items)*
 
-            /// The spec of this capability.
-            pub const SPEC: ::capspec::Spec = ::capspec::Spec {
-                module: #module_name,
-                name: #name,
-                wire_name: #wire_name,
-                title: #title,
-                annotations: ::capspec::Annotations {
-                    read_only: #read_only,
-                    destructive: #destructive,
-                    idempotent: #idempotent,
-                    open_world: #open_world,
-                },
-                category: ::capspec::Category::#category,
-                description: #description,
-                summary: #summary,
-                signature: #signature,
-                input_schema: #input_schema,
-                output_schema: #output_schema,
-                user_message: #user_message,
-                deferred: #deferred,
-                direct: #direct,
-                aliases: &[#(#aliases),*],
-                deprecated: #deprecated,
-                fingerprint: #fingerprint,
-            };
+            #spec
         }
     }
 }
@@ -479,8 +425,8 @@ fn module_file_with(module: &ModuleSpec, facade: &str, catalog: &str, abbrev: &A
     let spec_refs: Vec<Ident> = module.capabilities.iter().map(|c| ident(&c.name)).collect();
     let name = lit(&module.name);
     let description = lit(&module.description);
-    let facade = lit(facade);
-    let catalog = lit(catalog);
+    let facade = abbrev.const_literal(facade);
+    let catalog = abbrev.const_literal(catalog);
     let module_doc = lit(&format!(" The `{}` capability module: {}", module.name, module.description.trim()));
     let tokens = quote! {
         #![doc = #module_doc]
@@ -524,6 +470,37 @@ pub fn mod_file(set: &SpecSet, targets: &Targets) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn load(path: &str, yaml: &str) -> ModuleSpec {
+        let loaded = crate::load::load_files(vec![crate::load::SpecFile { path: path.into(), bytes: yaml.as_bytes().to_vec() }]);
+        assert!(loaded.findings.iter().all(|f| f.severity != crate::Severity::Error), "{:?}", loaded.findings);
+        loaded.set.modules[0].clone()
+    }
+
+    /// The abbreviated rendering (placeholders expanded after formatting)
+    /// is byte for byte the plain one: for the repo's hostile and canary
+    /// fixtures, for facade and catalog texts of every length around the
+    /// line width, and for a description that spells the placeholders in a
+    /// block doc comment (which falls back to the plain rendering).
+    #[test]
+    fn abbreviated_rendering_is_the_plain_rendering() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/render");
+        let mut modules: Vec<ModuleSpec> = ["hostile/specs/hostile.yaml", "canary/specs/canary.yaml", "subset/specs/subset.yaml"]
+            .iter()
+            .map(|f| load(&format!("specs/{}", f.rsplit('/').next().unwrap()), &std::fs::read_to_string(fixtures.join(f)).unwrap()))
+            .collect();
+        modules.push(load(
+            "specs/m.yaml",
+            "module: m\ndescription: M.\ncapabilities:\n  - name: a\n    category: read\n    description: \"A.\\n#[__capspec_derives]\\nconst __capspec_spec: () = ();\\n#[__capspec_optional]\"\n    input:\n      type: object\n      properties:\n        x: { type: string, description: \"X\\n    #[__capspec_optional]\" }\n",
+        ));
+        for module in &modules {
+            for n in (0..120).step_by(7) {
+                let (facade, catalog) = ("f".repeat(n), format!("c\"{}", "→".repeat(n)));
+                let plain = module_file_with(module, &facade, &catalog, &Abbrev::new(false));
+                assert_eq!(module_file(module, &facade, &catalog), plain, "{} at {n}", module.name);
+            }
+        }
+    }
 
     #[test]
     fn field_names_for_awkward_keys() {
