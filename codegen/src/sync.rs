@@ -70,6 +70,8 @@ pub fn sync_with(root: &Path, code_first: Option<&CodeFirstInput>) -> Result<Syn
     for artifact in &artifacts {
         check_path_is_safe(root, &artifact.path)?;
     }
+    // Read and compare in parallel. (Writes stay serial: files created in
+    // one directory from two threads contend on its lock.)
     let unchanged = crate::parallel::map(artifacts.iter().collect(), |artifact: &Artifact| {
         std::fs::read(root.join(&artifact.path)).is_ok_and(|current| current == artifact.contents.as_bytes())
     });
@@ -84,51 +86,34 @@ pub fn sync_with(root: &Path, code_first: Option<&CodeFirstInput>) -> Result<Syn
     let orphans: Vec<String> = generated_files(root, &targets).into_iter().filter(|p| !produced.contains(p.as_str())).collect();
     remove_stale_temps(root, &targets, &artifacts);
 
-    // Stage every write as a temp file beside its target (directories
-    // first, then the files, in parallel); only when all are staged do the
-    // renames happen, so a failure changes nothing.
-    let mut created_dirs: Vec<PathBuf> = Vec::new();
-    let dirs: BTreeSet<PathBuf> = changed.iter().map(|a| root.join(&a.path).parent().expect("artifact paths have a parent").to_path_buf()).collect();
-    let mut failed: Option<(String, std::io::Error)> = None;
-    for dir in &dirs {
-        if let Err(e) = create_dirs(dir, &mut created_dirs) {
-            let path = changed.iter().find(|a| root.join(&a.path).starts_with(dir)).map_or_else(String::new, |a| a.path.clone());
-            failed = Some((path, e));
-            break;
-        }
-    }
-    let pid = std::process::id();
-    let attempts = match failed {
-        Some(_) => Vec::new(),
-        None => crate::parallel::map(changed.iter().enumerate().collect(), |(n, artifact): (usize, &&Artifact)| {
-            let target = root.join(&artifact.path);
-            let file_name = target.file_name().expect("artifact paths name a file").to_string_lossy().into_owned();
-            let temp = target.with_file_name(format!(".{file_name}.capspec-{pid}-{n}.tmp"));
-            match std::fs::write(&temp, artifact.contents.as_bytes()) {
-                Ok(()) => Ok((temp, target, artifact.path.clone())),
-                Err(e) => {
-                    // A partly written temp (a full disk) goes too.
-                    let _ = std::fs::remove_file(&temp);
-                    Err((artifact.path.clone(), e))
-                }
-            }
-        }),
-    };
+    // Stage every write as a temp file beside its target; only when all are
+    // staged do the renames happen, so a failure changes nothing.
     let mut staged: Vec<(PathBuf, PathBuf, String)> = Vec::new();
-    for attempt in attempts {
-        match attempt {
-            Ok(done) => staged.push(done),
-            Err(e) => failed = failed.or(Some(e)),
+    let mut created_dirs: Vec<PathBuf> = Vec::new();
+    let stage = |artifact: &Artifact, staged: &mut Vec<(PathBuf, PathBuf, String)>, created: &mut Vec<PathBuf>| -> std::io::Result<()> {
+        let target = root.join(&artifact.path);
+        let dir = target.parent().expect("artifact paths have a parent").to_path_buf();
+        create_dirs(&dir, created)?;
+        let file_name = target.file_name().expect("artifact paths name a file").to_string_lossy();
+        let temp = dir.join(format!(".{file_name}.capspec-{}-{}.tmp", std::process::id(), staged.len()));
+        if let Err(e) = std::fs::write(&temp, artifact.contents.as_bytes()) {
+            // A partly written temp (a full disk) goes too.
+            let _ = std::fs::remove_file(&temp);
+            return Err(e);
         }
-    }
-    if let Some((path, source)) = failed {
-        for (temp, _, _) in &staged {
-            let _ = std::fs::remove_file(temp);
+        staged.push((temp, target, artifact.path.clone()));
+        Ok(())
+    };
+    for artifact in &changed {
+        if let Err(source) = stage(artifact, &mut staged, &mut created_dirs) {
+            for (temp, _, _) in &staged {
+                let _ = std::fs::remove_file(temp);
+            }
+            for dir in created_dirs.iter().rev() {
+                let _ = std::fs::remove_dir(dir);
+            }
+            return Err(SyncError::Write { path: artifact.path.clone(), source });
         }
-        for dir in created_dirs.iter().rev() {
-            let _ = std::fs::remove_dir(dir);
-        }
-        return Err(SyncError::Write { path, source });
     }
     for (temp, target, rel) in staged {
         if let Err(source) = std::fs::rename(&temp, &target) {

@@ -117,13 +117,13 @@ impl Abbrev {
     /// (`pub const FACADE: &str = …;`), which `prettyplease` prints on the
     /// constant's line whatever its length.
     pub(super) fn const_literal(&self, text: &str) -> TokenStream {
-        let literal = proc_macro2::Literal::string(text);
         if !self.on {
+            let literal = proc_macro2::Literal::string(text);
             return quote! { #literal };
         }
         let mut literals = self.literals.borrow_mut();
         let id = proc_macro2::Ident::new(&format!("__capspec_literal_{}", literals.len()), proc_macro2::Span::call_site());
-        literals.push(literal.to_string());
+        literals.push(super::escape::rust_string(text));
         quote! { #id }
     }
 

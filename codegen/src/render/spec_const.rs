@@ -12,6 +12,7 @@ use quote::quote;
 
 use crate::model::{Annotations, Category, CapabilitySpec, ModuleSpec};
 use super::artifact::{contract_fingerprint, input_schema_json};
+use super::escape::rust_string;
 
 /// The longest line `prettyplease` keeps whole (its margin).
 const MARGIN: usize = 89;
@@ -118,7 +119,7 @@ impl SpecConst {
     /// the indentation of a capability module's items, ending in a newline.
     pub(super) fn text(&self) -> String {
         let mut out = String::with_capacity(512 + self.description.len() * 2 + self.input_schema.len() * 2);
-        let lit = |s: &str| Literal::string(s).to_string();
+        let lit = rust_string;
         out.push_str("    /// The spec of this capability.\n    pub const SPEC: ::capspec::Spec = ::capspec::Spec {\n");
         let mut field = |key: &str, value: &str| {
             for _ in 0..FIELD_INDENT {
