@@ -83,18 +83,16 @@ impl Project {
     }
 
     /// Render the project's artifacts, or `None` when specs or config have
-    /// errors. The module Rust files on disk are read here (not by the
-    /// renderer) so an untouched, up-to-date file can be reused.
+    /// errors. The module files on disk are read here (not by the
+    /// renderer) so an untouched, up-to-date module can be reused.
     pub fn render(&self) -> Option<Rendered> {
         if self.is_blocked() {
             return None;
         }
         let config = self.config.as_ref()?;
         let targets = Targets::from_config(config);
-        let reuse: Reuse = render::reusable_paths(&self.loaded.set, &targets)
-            .into_iter()
-            .filter_map(|path| std::fs::read_to_string(config.root.join(&path)).ok().map(|text| (path, text)))
-            .collect();
+        let read = |path: String| std::fs::read_to_string(config.root.join(&path)).ok().map(|text| (path, text));
+        let reuse: Reuse = crate::parallel::map(render::reusable_paths(&self.loaded.set, &targets), read).into_iter().flatten().collect();
         let mut artifacts = render::render_all_reusing(&self.loaded.set, &targets, reuse);
         if let Some(record) = &self.code_first_record {
             artifacts.push(Artifact { path: config.code_first.record.clone(), contents: crate::code_first::render_record(record) });

@@ -38,6 +38,25 @@ fn every_artifact_is_pinned() {
     }
 }
 
+/// A render that reuses every module's files (as `check` does after a
+/// `sync`) produces exactly what a render from nothing produces — the
+/// catalog sections read back from the pages included — and a file edited
+/// by hand is rendered again, not reused.
+#[test]
+fn reusing_module_files_renders_the_same_bytes() {
+    for case in render_cases() {
+        let project = capspec_codegen::open(&case).unwrap();
+        let (targets, fresh) = render_case(&case);
+        let reuse: render::Reuse = fresh.iter().map(|a| (a.path.clone(), a.contents.clone())).collect();
+        assert_eq!(render::render_all_reusing(&project.loaded.set, &targets, reuse.clone()), fresh, "{}", case.display());
+        let mut edited = reuse;
+        for (_, text) in edited.iter_mut().filter(|(p, _)| p.ends_with(".md") && !p.ends_with("CATALOG.md")) {
+            text.push_str("edited by hand\n");
+        }
+        assert_eq!(render::render_all_reusing(&project.loaded.set, &targets, edited), fresh, "{}", case.display());
+    }
+}
+
 #[test]
 fn generated_types_carry_awkward_names_and_hostile_text_as_data() {
     use capspec_tests::bindings::hostile::hostile::{breakout, hostile_text};

@@ -50,6 +50,14 @@ pub fn module_file(module: &ModuleSpec, section: &str) -> String {
     render_template("catalog/file.md.j2", context! { marker => marker_line(&module.file), section => section.to_string() })
 }
 
+/// The section a module's catalog page holds: the page without its marker
+/// line and the final newline the page adds (the inverse of
+/// [`module_file`], tested).
+pub fn section_of_file(page: &str) -> &str {
+    let section = page.split_once('\n').map_or("", |(_, section)| section);
+    section.strip_suffix('\n').unwrap_or(section)
+}
+
 /// `<catalog>/CATALOG.md`: every module's section.
 pub fn catalog_file(_set: &SpecSet, targets: &Targets, sections: &[String]) -> String {
     render_template(
@@ -271,4 +279,21 @@ fn enum_value(value: &serde_json::Value) -> String {
 /// Minified JSON for defaults.
 fn compact_json(value: &serde_json::Value) -> String {
     serde_json::to_string(value).expect("values serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn section_of_file_inverts_module_file() {
+        let loaded = crate::load::load_files(vec![crate::load::SpecFile {
+            path: "specs/m.yaml".into(),
+            bytes: b"module: m\ndescription: M.\ncapabilities:\n  - { name: a, category: write, description: A. }\n".to_vec(),
+        }]);
+        let module = &loaded.set.modules[0];
+        for section in ["## m\n\n- write `a()`: A.\n", "## m\n\ntext", "", "\n\n"] {
+            assert_eq!(section_of_file(&module_file(module, section)), section, "{section:?}");
+        }
+    }
 }

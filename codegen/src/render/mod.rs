@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::SpecSet;
+use crate::model::{ModuleSpec, SpecSet};
 
 mod abbrev;
 mod artifact;
@@ -39,32 +39,46 @@ pub fn render_all(set: &SpecSet, targets: &Targets) -> Vec<Artifact> {
     render_all_reusing(set, targets, Reuse::new())
 }
 
-/// The paths [`render_all_reusing`] may reuse: the module Rust files.
-pub fn reusable_paths(set: &SpecSet, targets: &Targets) -> Vec<String> {
-    set.modules.iter().map(|m| join(&targets.rust, &format!("{}.rs", m.name))).collect()
+/// The files of `module`, in the order its render produces them: facade,
+/// declarations, catalog page, Rust bindings.
+fn module_paths(module: &ModuleSpec, targets: &Targets) -> [String; 4] {
+    [
+        join(&targets.js, &format!("{}.js", module.name)),
+        join(&targets.js, &format!("{}.d.ts", module.name)),
+        join(&targets.catalog, &format!("{}.md", module.name)),
+        join(&targets.rust, &format!("{}.rs", module.name)),
+    ]
 }
 
-/// [`render_all`], reusing a module's Rust file from `reuse` when the
-/// inputs recorded in its marker match and its text is untouched — the
-/// bytes are then exactly what rendering would produce.
+/// The paths [`render_all_reusing`] may reuse: every module's files.
+pub fn reusable_paths(set: &SpecSet, targets: &Targets) -> Vec<String> {
+    set.modules.iter().flat_map(|m| module_paths(m, targets)).collect()
+}
+
+/// [`render_all`], reusing a module's files from `reuse` when every one of
+/// them records the module's current key and is untouched — the bytes are
+/// then exactly what rendering would produce.
 pub fn render_all_reusing(set: &SpecSet, targets: &Targets, mut reuse: Reuse) -> Vec<Artifact> {
     // Modules render independently, in parallel; the aggregates follow. A
     // reused file's text moves into its artifact (no copy).
-    let work: Vec<_> = set.modules.iter().map(|m| (m, reuse.remove(&join(&targets.rust, &format!("{}.rs", m.name))))).collect();
-    let per_module = crate::parallel::map(work, |(module, existing)| {
-        let catalog = catalog::module_section(module, targets);
-        let facade = js::facade(module, targets);
+    let work: Vec<_> = set.modules.iter().map(|m| (m, module_paths(m, targets).map(|path| { let text = reuse.remove(&path); (path, text) }))).collect();
+    let per_module = crate::parallel::map(work, |(module, files)| {
+        let key = reuse::module_key(module, targets);
+        if files.iter().all(|(_, text)| text.as_deref().is_some_and(|t| reuse::reusable(t, &key))) {
+            let files = files.map(|(path, text)| Artifact { path, contents: text.expect("checked above") });
+            let section = catalog::section_of_file(&files[2].contents).to_string();
+            return (section, Vec::from(files));
+        }
+        let [js, dts, md, rs] = files.map(|(path, _)| path);
+        let section = catalog::module_section(module, targets);
+        let facade = reuse::keyed(js::facade(module, targets), &key);
         let files = vec![
-            Artifact { path: join(&targets.js, &format!("{}.js", module.name)), contents: facade.clone() },
-            Artifact { path: join(&targets.js, &format!("{}.d.ts", module.name)), contents: js::declarations(module, targets) },
-            Artifact { path: join(&targets.catalog, &format!("{}.md", module.name)), contents: catalog::module_file(module, &catalog) },
-            {
-                let path = join(&targets.rust, &format!("{}.rs", module.name));
-                let contents = reuse::module_file_reusing(module, &facade, &catalog, existing);
-                Artifact { path, contents }
-            },
+            Artifact { path: dts, contents: reuse::keyed(js::declarations(module, targets), &key) },
+            Artifact { path: md, contents: reuse::keyed(catalog::module_file(module, &section), &key) },
+            Artifact { path: rs, contents: reuse::keyed(rust::module_file(module, &facade, &section), &key) },
+            Artifact { path: js, contents: facade },
         ];
-        (catalog, files)
+        (section, files)
     });
     let mut artifacts = Vec::new();
     let mut catalogs = Vec::new();

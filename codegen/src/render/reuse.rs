@@ -1,37 +1,45 @@
-//! The reuse cache of module Rust files: a rendered file records a hash of
-//! everything it is made from in its marker line, and a later render reuses
-//! the file on disk when that hash (and the file's own text hash) match —
-//! rendering a module's Rust is the slowest step, and most modules do not
-//! change between runs.
+//! The reuse cache of module files: each of a module's rendered files (its
+//! Rust bindings, facade, declarations and catalog page) records in its
+//! marker line a key of everything the module's files are made from and a
+//! hash of its own text, and a later render reuses the module's files on
+//! disk when all of them record the current key and are untouched —
+//! rendering is most of `check`'s work, and most modules do not change
+//! between runs.
 
 use crate::model::{CapabilitySpec, ModuleSpec};
-use super::artifact::marker_line;
-use super::rust::module_file;
+use super::artifact::{MARKER, Targets};
 
-/// Everything a module's Rust file is made from, hashed: the generator (its
-/// version, its own sources, and the locked versions of the crates that
-/// shape the text — `CAPSPEC_RENDER_DEPS`, from `build.rs`), the module's
-/// whole spec (every field; positions aside, which the file does not show),
-/// and the facade and catalog texts it embeds. Recorded in the file's
-/// marker line so `check` and `sync` can skip re-rendering a module whose
-/// inputs did not change.
-pub fn module_inputs_key(module: &ModuleSpec, facade: &str, catalog: &str) -> String {
+/// Everything a module's files are made from, hashed: the generator (its
+/// version, its own sources and templates, and the locked versions of the
+/// crates that shape the text — `CAPSPEC_RENDER_DEPS`, from `build.rs`),
+/// where the files go and how guests import them ([`Targets`]), and the
+/// module's whole spec (every field; positions aside, which no file shows).
+/// Recorded in the files' marker lines so `check` and `sync` can skip
+/// rendering a module whose inputs did not change.
+pub fn module_key(module: &ModuleSpec, targets: &Targets) -> String {
     static GENERATOR: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let generator = GENERATOR.get_or_init(|| {
         text_hash(
             &[
                 env!("CARGO_PKG_VERSION"),
                 env!("CAPSPEC_RENDER_DEPS"),
+                include_str!("mod.rs"),
                 include_str!("rust.rs"),
                 include_str!("abbrev.rs"),
+                include_str!("spec_const.rs"),
                 include_str!("reuse.rs"),
                 include_str!("artifact.rs"),
+                include_str!("js.rs"),
                 include_str!("ts.rs"),
                 include_str!("shape.rs"),
                 include_str!("naming.rs"),
                 include_str!("escape.rs"),
-                // The signature in each `Spec` is the catalog's notation.
                 include_str!("catalog.rs"),
+                include_str!("templates.rs"),
+                include_str!("../../templates/js/facade.js.j2"),
+                include_str!("../../templates/js/facade.d.ts.j2"),
+                include_str!("../../templates/catalog/module.md.j2"),
+                include_str!("../../templates/catalog/file.md.j2"),
             ]
             .concat(),
         )
@@ -41,15 +49,41 @@ pub fn module_inputs_key(module: &ModuleSpec, facade: &str, catalog: &str) -> St
     // written into one buffer and hashed once; positions are left out.
     use std::fmt::Write;
     let mut text = String::with_capacity(64 * 1024);
-    let _ = write!(text, "{generator}\n{}\n{}\n{}\n", module.name, module.description, module.file);
+    let _ = write!(text, "{generator}\n{targets:?}\n{}\n{}\n{}\n", module.name, module.description, module.file);
     for cap in &module.capabilities {
         let unplaced = CapabilitySpec { pos: Default::default(), ..cap.clone() };
         let _ = writeln!(text, "{unplaced:?}");
     }
-    text.push_str(facade);
-    text.push('\n');
-    text.push_str(catalog);
     text_hash(&text)
+}
+
+/// Where the keys go on a generated file's first line: right after the
+/// marker sentence.
+const SENTENCE_END: &str = "; do not edit, run `cargo xtask sync`";
+
+/// The hash a file records of its own text: its first line without the
+/// keys, then its body.
+fn own_hash(first_line: &str, body: &str) -> String {
+    text_hash(&format!("{first_line}\n{}", text_hash(body)))
+}
+
+/// `text` (a rendered file, its marker sentence on the first line) with
+/// `[inputs <key>, text <hash>]` after the marker sentence.
+pub fn keyed(text: String, key: &str) -> String {
+    let (first, body) = text.split_once('\n').unwrap_or((&text, ""));
+    let at = first.find(MARKER).and_then(|m| first[m..].find(SENTENCE_END).map(|e| m + e + SENTENCE_END.len())).expect("a generated file's first line holds the marker sentence");
+    let hash = own_hash(first, body);
+    format!("{} [inputs {key}, text {hash}]{}\n{body}", &first[..at], &first[at..])
+}
+
+/// Whether `existing` (a file on disk) records `key` and is untouched since
+/// it was written, so it is exactly what rendering would produce now.
+pub fn reusable(existing: &str, key: &str) -> bool {
+    let Some((first, body)) = existing.split_once('\n') else { return false };
+    let Some(open) = first.find(" [inputs ") else { return false };
+    let Some(close) = first[open..].find(']').map(|c| open + c) else { return false };
+    let Some((inputs, hash)) = first[open + " [inputs ".len()..close].split_once(", text ") else { return false };
+    inputs == key && first[..open].ends_with(SENTENCE_END) && own_hash(&format!("{}{}", &first[..open], &first[close + 1..]), body) == hash
 }
 
 /// A 128-bit hash of `text` for reuse keys and text hashes: two
@@ -84,33 +118,6 @@ pub(crate) fn text_hash(text: &str) -> String {
     format!("{:016x}{:016x}", fmix(a ^ b.rotate_left(17)), fmix(b ^ a))
 }
 
-/// The body of a generated Rust file (everything after its marker line)
-/// and the keys its marker records, when it has them.
-fn recorded(text: &str) -> Option<(&str, &str, &str)> {
-    let (first, body) = text.split_once('\n')?;
-    let keys = first.rsplit_once(" [inputs ")?.1.strip_suffix(']')?;
-    let (inputs, text_hash) = keys.split_once(", text ")?;
-    Some((inputs, text_hash, body))
-}
-
-/// `<rust>/<module>.rs`, reusing `existing` (the file on disk) when its
-/// recorded input key matches and its text is untouched.
-pub fn module_file_reusing(module: &ModuleSpec, facade: &str, catalog: &str, existing: Option<String>) -> String {
-    let key = module_inputs_key(module, facade, catalog);
-    if let Some(text) = existing {
-        let reusable = recorded(&text).is_some_and(|(inputs, text_hash, body)| {
-            let expected_first = format!("// {} [inputs {key}, text {text_hash}]", marker_line(&module.file));
-            inputs == key && self::text_hash(body) == text_hash && text.starts_with(&format!("{expected_first}\n"))
-        });
-        if reusable {
-            return text;
-        }
-    }
-    let rendered = module_file(module, facade, catalog);
-    let (marker, body) = rendered.split_once('\n').expect("a marker line");
-    format!("{marker} [inputs {key}, text {}]\n{body}", text_hash(body))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,7 +133,21 @@ mod tests {
             bytes: b"module: m\ndescription: M.\ncapabilities:\n  - { name: a, category: write, description: A. }\n".to_vec(),
         }]);
         let module = &loaded.set.modules[0];
-        let key = |m: &ModuleSpec| module_inputs_key(m, "facade", "catalog");
+        let targets = Targets {
+            specs: "specs".into(),
+            snapshot: "capspec.snap".into(),
+            rust: "src/generated".into(),
+            js: "guest".into(),
+            catalog: "catalog".into(),
+            specifier: "@capspec/host".into(),
+            bridge: "capspec:bridge".into(),
+            editor_schema: None,
+            providers: vec![],
+        };
+        let key = |m: &ModuleSpec| module_key(m, &targets);
+        // Where the files go is part of the key.
+        let moved_out = Targets { js: "web".into(), ..targets.clone() };
+        assert_ne!(module_key(module, &moved_out), key(module));
         // Any field of the spec changes the key — even one added after the
         // key was written (title, hints) — while a moved line does not.
         let mut changed = module.clone();
@@ -138,6 +159,22 @@ mod tests {
         let mut moved = module.clone();
         moved.capabilities[0].pos.line += 10;
         assert_eq!(key(&moved), key(module));
+    }
+
+    /// A keyed file is reusable under its key only, and not after any edit
+    /// — of its body, of its first line, or of the keys themselves.
+    #[test]
+    fn a_keyed_file_is_reusable_until_anything_in_it_changes() {
+        let rendered = "<!-- @generated by capspec from specs/m.yaml; do not edit, run `cargo xtask sync` -->\n## m\n\ntext\n".to_string();
+        let keyed = keyed(rendered.clone(), "k1");
+        assert!(keyed.starts_with("<!-- @generated by capspec from specs/m.yaml; do not edit, run `cargo xtask sync` [inputs k1, text "));
+        assert!(keyed.ends_with(" -->\n## m\n\ntext\n"));
+        assert!(reusable(&keyed, "k1"));
+        assert!(!reusable(&keyed, "k2"));
+        assert!(!reusable(&rendered, "k1"), "a file without keys is rendered");
+        for (from, to) in [("text\n", "text!\n"), ("specs/m.yaml", "specs/n.yaml"), (" -->", " --> "), ("[inputs k1", "[inputs k2")] {
+            assert!(!reusable(&keyed.replacen(from, to, 1), "k1"), "{from:?} → {to:?}");
+        }
     }
 
     #[test]

@@ -484,11 +484,11 @@ mod tests {
     /// block doc comment (which falls back to the plain rendering).
     #[test]
     fn abbreviated_rendering_is_the_plain_rendering() {
-        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/render");
-        let mut modules: Vec<ModuleSpec> = ["hostile/specs/hostile.yaml", "canary/specs/canary.yaml", "subset/specs/subset.yaml"]
-            .iter()
-            .map(|f| load(&format!("specs/{}", f.rsplit('/').next().unwrap()), &std::fs::read_to_string(fixtures.join(f)).unwrap()))
-            .collect();
+        let mut modules = vec![
+            load("specs/hostile.yaml", include_str!("../../../tests/fixtures/render/hostile/specs/hostile.yaml")),
+            load("specs/canary.yaml", include_str!("../../../tests/fixtures/render/canary/specs/canary.yaml")),
+            load("specs/subset.yaml", include_str!("../../../tests/fixtures/render/subset/specs/subset.yaml")),
+        ];
         modules.push(load(
             "specs/m.yaml",
             "module: m\ndescription: M.\ncapabilities:\n  - name: a\n    category: read\n    description: \"A.\\n#[__capspec_derives]\\nconst __capspec_spec: () = ();\\n#[__capspec_optional]\"\n    input:\n      type: object\n      properties:\n        x: { type: string, description: \"X\\n    #[__capspec_optional]\" }\n",
