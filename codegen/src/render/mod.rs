@@ -50,9 +50,12 @@ fn module_paths(module: &ModuleSpec, targets: &Targets) -> [String; 4] {
     ]
 }
 
-/// The paths [`render_all_reusing`] may reuse: every module's files.
+/// The paths [`render_all_reusing`] may reuse: every module's files and
+/// `capabilities.json`.
 pub fn reusable_paths(set: &SpecSet, targets: &Targets) -> Vec<String> {
-    set.modules.iter().flat_map(|m| module_paths(m, targets)).collect()
+    let mut paths: Vec<String> = set.modules.iter().flat_map(|m| module_paths(m, targets)).collect();
+    paths.push(join(&targets.catalog, "capabilities.json"));
+    paths
 }
 
 /// [`render_all`], reusing a module's files from `reuse` when every one of
@@ -67,7 +70,7 @@ pub fn render_all_reusing(set: &SpecSet, targets: &Targets, mut reuse: Reuse) ->
         if files.iter().all(|(_, text)| text.as_deref().is_some_and(|t| reuse::reusable(t, &key))) {
             let files = files.map(|(path, text)| Artifact { path, contents: text.expect("checked above") });
             let section = catalog::section_of_file(&files[2].contents).to_string();
-            return (section, Vec::from(files));
+            return (section, Vec::from(files), key);
         }
         let [js, dts, md, rs] = files.map(|(path, _)| path);
         let section = catalog::module_section(module, targets);
@@ -78,17 +81,27 @@ pub fn render_all_reusing(set: &SpecSet, targets: &Targets, mut reuse: Reuse) ->
             Artifact { path: rs, contents: reuse::keyed(rust::module_file(module, &facade, &section), &key) },
             Artifact { path: js, contents: facade },
         ];
-        (section, files)
+        (section, files, key)
     });
     let mut artifacts = Vec::new();
     let mut catalogs = Vec::new();
-    for (catalog, files) in per_module {
+    let mut keys = Vec::new();
+    for (catalog, files, key) in per_module {
         catalogs.push(catalog);
         artifacts.extend(files);
+        keys.push(key);
     }
+    // `capabilities.json`, the costliest aggregate, is reused the same way,
+    // under a key of every module's key.
+    let json_path = join(&targets.catalog, "capabilities.json");
+    let json_key = reuse::aggregate_key(&keys);
+    let json = match reuse.remove(&json_path) {
+        Some(text) if reuse::reusable(&text, &json_key) => text,
+        _ => reuse::keyed(json::capabilities(set, targets), &json_key),
+    };
     artifacts.push(Artifact { path: join(&targets.rust, "mod.rs"), contents: rust::mod_file(set, targets) });
     artifacts.push(Artifact { path: join(&targets.catalog, "CATALOG.md"), contents: catalog::catalog_file(set, targets, &catalogs) });
-    artifacts.push(Artifact { path: join(&targets.catalog, "capabilities.json"), contents: json::capabilities(set, targets) });
+    artifacts.push(Artifact { path: json_path, contents: json });
     artifacts.push(Artifact { path: targets.snapshot.clone(), contents: snapshot::render(set, targets) });
     for &provider in &targets.providers {
         artifacts.push(Artifact { path: join(&targets.catalog, &provider.file_name()), contents: providers::tools_file(set, provider) });

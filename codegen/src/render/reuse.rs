@@ -57,6 +57,17 @@ pub fn module_key(module: &ModuleSpec, targets: &Targets) -> String {
     text_hash(&text)
 }
 
+/// The key of an aggregate made from every module (`capabilities.json`):
+/// its renderer's sources and every module's key, in order.
+pub fn aggregate_key(module_keys: &[String]) -> String {
+    let mut text = [env!("CARGO_PKG_VERSION"), env!("CAPSPEC_RENDER_DEPS"), include_str!("json.rs"), include_str!("artifact.rs"), include_str!("reuse.rs")].concat();
+    for key in module_keys {
+        text.push_str(key);
+        text.push('\n');
+    }
+    text_hash(&text)
+}
+
 /// Where the keys go on a generated file's first line: right after the
 /// marker sentence.
 const SENTENCE_END: &str = "; do not edit, run `cargo xtask sync`";
