@@ -123,12 +123,12 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
         write_new(&ws_root, &up, "xtask/Cargo.toml", &XTASK_MANIFEST.replace("{cli}", &cli), &mut out)?;
         write_new(&ws_root, &up, "xtask/src/main.rs", XTASK_MAIN, &mut out)?;
     }
-    for krate in ["capspec-codegen", "capspec-cli", "capspec-names"] {
+    for krate in crate::DEV_OPTIMIZED {
         let header = format!("[profile.dev.package.{krate}]");
         if !ws_text.contains(&header) {
             ws_text.push_str(&format!("\n{header}\nopt-level = 3\n"));
             if krate == "capspec-codegen" {
-                added.push("dev-profile override: the generator crates at opt-level 3".into());
+                added.push("dev-profile override: the generator and the crates it spends its time in at opt-level 3".into());
             }
         }
     }

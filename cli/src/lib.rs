@@ -22,6 +22,25 @@
 
 #![warn(missing_docs)]
 
+/// The crates `cargo capspec init` builds at `opt-level = 3` in a project's
+/// dev profile (the one `cargo xtask` runs in): the generator, and the
+/// crates it spends its time in — YAML parsing, Rust formatting, JSON,
+/// templates, the allocator. This repo's `Cargo.toml` carries the same
+/// overrides (a test holds them equal).
+pub const DEV_OPTIMIZED: [&str; 11] = [
+    "capspec-codegen",
+    "capspec-cli",
+    "capspec-names",
+    "saphyr-parser",
+    "syn",
+    "proc-macro2",
+    "quote",
+    "prettyplease",
+    "serde_json",
+    "minijinja",
+    "libmimalloc-sys",
+];
+
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
