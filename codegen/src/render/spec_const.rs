@@ -165,7 +165,8 @@ impl SpecConst {
 
 /// Whether `key: <value>,` fits on one line at the fields' indentation.
 fn fits(key: &str, value_len: usize) -> bool {
-    FIELD_INDENT + key.len() + 2 + value_len + 1 <= MARGIN
+    let line = FIELD_INDENT + key.len() + ": ".len() + value_len + ",".len();
+    line <= MARGIN
 }
 
 /// `None`, `Some(lit)`, or `Some(` / the literal on its own line / `)`.
