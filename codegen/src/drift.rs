@@ -42,27 +42,44 @@ fn first_line_is_marker(path: &Path) -> bool {
     is_generated(&String::from_utf8_lossy(&head[..n]))
 }
 
+/// What is on disk where an artifact goes.
+pub(crate) enum OnDisk {
+    /// No file (or none readable).
+    Missing,
+    /// Exactly the artifact's bytes.
+    Same,
+    /// Something else, as text.
+    Differs(String),
+}
+
+/// Every artifact compared with the file on disk, read and compared in
+/// parallel as bytes; only a file that differs is kept, as text.
+pub(crate) fn on_disk(root: &Path, artifacts: &[Artifact]) -> Vec<OnDisk> {
+    crate::parallel::map(artifacts.iter().collect(), |artifact: &Artifact| match std::fs::read(root.join(&artifact.path)) {
+        Ok(bytes) if bytes == artifact.contents.as_bytes() => OnDisk::Same,
+        Ok(bytes) => OnDisk::Differs(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(_) => OnDisk::Missing,
+    })
+}
+
 /// Drift findings: every artifact compared with the file on disk.
 pub(crate) fn drift(root: &Path, targets: &Targets, artifacts: &[Artifact]) -> Vec<Finding> {
     let mut findings = Vec::new();
     let produced: BTreeSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
-    // Read and compare in parallel; only a file that differs is kept as text.
-    let differing = crate::parallel::map(artifacts.iter().collect(), |artifact: &Artifact| match std::fs::read(root.join(&artifact.path)) {
-        Ok(bytes) if bytes == artifact.contents.as_bytes() => Some(None),
-        Ok(bytes) => Some(Some(String::from_utf8_lossy(&bytes).into_owned())),
-        Err(_) => None,
-    });
-    for (artifact, current) in artifacts.iter().zip(differing) {
-        let Some(current) = current else {
-            findings.push(Finding::error(
-                rule::DRIFT_MISSING,
-                &artifact.path,
-                Pos::default(),
-                format!("generated file `{}` is missing; run `cargo xtask sync`", artifact.path),
-            ));
-            continue;
+    for (artifact, disk) in artifacts.iter().zip(on_disk(root, artifacts)) {
+        let current = match disk {
+            OnDisk::Same => continue,
+            OnDisk::Differs(current) => current,
+            OnDisk::Missing => {
+                findings.push(Finding::error(
+                    rule::DRIFT_MISSING,
+                    &artifact.path,
+                    Pos::default(),
+                    format!("generated file `{}` is missing; run `cargo xtask sync`", artifact.path),
+                ));
+                continue;
+            }
         };
-        let Some(current) = current else { continue };
         if artifact.path == targets.snapshot {
             findings.extend(snapshot_drift(&artifact.path, &current, &artifact.contents));
             continue;

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::code_first::CodeFirstInput;
-use crate::drift::generated_files;
+use crate::drift::{OnDisk, generated_files, on_disk};
 use crate::error::FatalError;
 use crate::finding::Finding;
 use crate::project::{self, Rendered};
@@ -70,13 +70,10 @@ pub fn sync_with(root: &Path, code_first: Option<&CodeFirstInput>) -> Result<Syn
     for artifact in &artifacts {
         check_path_is_safe(root, &artifact.path)?;
     }
-    // Read and compare in parallel. (Writes stay serial: files created in
-    // one directory from two threads contend on its lock.)
-    let unchanged = crate::parallel::map(artifacts.iter().collect(), |artifact: &Artifact| {
-        std::fs::read(root.join(&artifact.path)).is_ok_and(|current| current == artifact.contents.as_bytes())
-    });
-    for (artifact, unchanged) in artifacts.iter().zip(unchanged) {
-        if unchanged {
+    // (Writes below stay serial: files created in one directory from two
+    // threads contend on its lock.)
+    for (artifact, disk) in artifacts.iter().zip(on_disk(root, &artifacts)) {
+        if matches!(disk, OnDisk::Same) {
             outcome.unchanged += 1;
         } else {
             changed.push(artifact);

@@ -130,9 +130,6 @@ impl Abbrev {
     /// `formatted` with every placeholder expanded, or `None` when it does
     /// not hold exactly the placeholders written, each where expected.
     pub(super) fn expand(&self, formatted: &str) -> Option<String> {
-        if !self.on {
-            return Some(formatted.to_string());
-        }
         let (derives, optional) = expansions();
         let mut out = String::with_capacity(formatted.len() + self.derives.get() * 400 + self.optional.get() * 60);
         let (mut seen_derives, mut seen_optional) = (0, 0);

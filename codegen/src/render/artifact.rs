@@ -87,8 +87,8 @@ pub fn fingerprint(text: &str) -> String {
     hasher.finish()
 }
 
-/// [`fingerprint`] built up in pieces, or written to with `write!` — so a
-/// value's `Debug` form can be hashed without being built as one string.
+/// [`fingerprint`] built up in pieces, or written to as an `io::Write` — so
+/// a value's canonical JSON can be hashed without being built as one string.
 pub(crate) struct Fingerprinter(u64);
 
 impl Default for Fingerprinter {
@@ -117,13 +117,6 @@ impl std::io::Write for Fingerprinter {
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl std::fmt::Write for Fingerprinter {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.add(s.as_bytes());
         Ok(())
     }
 }
