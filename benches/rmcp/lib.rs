@@ -41,15 +41,10 @@ impl NotesServer {
     }
 }
 
-impl NotesServer {
-    pub fn new() -> NotesServer {
-        NotesServer { tool_router: NotesServer::tool_router() }
-    }
-}
-
+/// With its router built.
 impl Default for NotesServer {
     fn default() -> NotesServer {
-        NotesServer::new()
+        NotesServer { tool_router: NotesServer::tool_router() }
     }
 }
 
@@ -102,15 +97,10 @@ impl StoredRouterServer {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for StoredRouterServer {}
 
-impl StoredRouterServer {
-    pub fn new() -> StoredRouterServer {
-        StoredRouterServer { tool_router: StoredRouterServer::tool_router() }
-    }
-}
-
+/// With its router built.
 impl Default for StoredRouterServer {
     fn default() -> StoredRouterServer {
-        StoredRouterServer::new()
+        StoredRouterServer { tool_router: StoredRouterServer::tool_router() }
     }
 }
 

@@ -34,7 +34,7 @@ fn main() {
         [
             ("rmcp #[tool_router(server_handler)]", connect(PeekServer).await),
             ("  the same + capspec's receipt in _meta", connect(PeekMetaServer).await),
-            ("rmcp, router kept in the server", connect(StoredRouterServer::new()).await),
+            ("rmcp, router kept in the server", connect(StoredRouterServer::default()).await),
             ("capspec McpSession (tools surface)", connect(capspec_session()).await),
         ]
     });

@@ -19,7 +19,7 @@ fn main() {
 #[divan::bench]
 fn rmcp_tool_router(bencher: divan::Bencher) {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let server = NotesServer::new();
+    let server = NotesServer::default();
     // A real server peer, over an in-memory pipe with a real client.
     let peer = rt.block_on(async {
         let (server_io, client_io) = tokio::io::duplex(64 * 1024);
@@ -93,7 +93,7 @@ fn round_trip_rmcp_tool_router_with_meta(bencher: divan::Bencher, runtime: &str)
 /// rmcp keeping its router.
 #[divan::bench(args = RUNTIMES)]
 fn round_trip_rmcp_stored_router(bencher: divan::Bencher, runtime: &str) {
-    round_trip(bencher, runtime, StoredRouterServer::new());
+    round_trip(bencher, runtime, StoredRouterServer::default());
 }
 
 #[divan::bench(args = RUNTIMES)]
