@@ -73,10 +73,14 @@ pub struct PeekMetaServer;
 impl PeekMetaServer {
     #[tool(name = "peek", description = "Read a note by id.")]
     async fn peek(&self, Parameters(args): Parameters<PeekArgs>) -> CallToolResult {
-        let receipt = json!([{ "capability": "notes.peek", "decision": "auto", "status": "ok", "ms": 0.012 }]);
-        let meta = MetaObject(serde_json::Map::from_iter([("io.capspec/receipts".to_string(), receipt)]));
-        peek_result(args).with_meta(Some(meta))
+        peek_result(args).with_meta(Some(receipt_meta()))
     }
+}
+
+/// A `_meta` as capspec returns it for one read call.
+pub fn receipt_meta() -> MetaObject {
+    let receipt = json!([{ "capability": "canary.peek", "decision": "auto", "status": "ok", "ms": 0.013 }]);
+    MetaObject(serde_json::Map::from_iter([("io.capspec/receipts".to_string(), receipt)]))
 }
 
 /// [`PeekServer`] building its router once and keeping it

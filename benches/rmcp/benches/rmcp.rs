@@ -6,7 +6,7 @@
 
 use capspec::{Gate, Mode, Run};
 use capspec_benches::registry;
-use capspec_rmcp_compare::{NotesServer, PeekMetaServer, PeekServer, StoredRouterServer, capspec_session, connect};
+use capspec_rmcp_compare::{NotesServer, PeekMetaServer, PeekServer, StoredRouterServer, capspec_session, connect, receipt_meta};
 use rmcp::model::{CallToolRequestParams, NumberOrString};
 use rmcp::service::RequestContext;
 use rmcp::{ServerHandler, ServiceExt};
@@ -52,7 +52,7 @@ fn capspec_invoke(bencher: divan::Bencher) {
 
 /// `tools/call` round trips over an in-memory pipe with rmcp's client: the
 /// same `peek` tool behind plain rmcp servers (answering with the same
-/// result shape, `peek_structured`) and behind capspec's MCP server (tools
+/// result shape, one tool each) and behind capspec's MCP server (tools
 /// surface), which also validates, gates, records a receipt and returns it
 /// in the result's `_meta`.
 ///
@@ -111,9 +111,9 @@ const RESPONSE_META: [&str; 3] = ["none", "empty", "capspec receipt"];
 #[divan::bench(args = RESPONSE_META)]
 fn client_decode(bencher: divan::Bencher, meta: &str) {
     let meta = match meta {
-        "none" => "",
-        "empty" => r#","_meta":{}"#,
-        _ => r#","_meta":{"io.capspec/receipts":[{"capability":"canary.peek","decision":"auto","ms":0.013,"status":"ok"}]}"#,
+        "none" => String::new(),
+        "empty" => r#","_meta":{}"#.to_string(),
+        _ => format!(r#","_meta":{}"#, serde_json::to_string(&receipt_meta()).expect("JSON")),
     };
     let text = format!(
         r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"{{\"result\":\"n1\"}}"}}],"structuredContent":{{"result":"n1"}},"isError":false{meta}}}}}"#
