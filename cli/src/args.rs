@@ -96,6 +96,12 @@ pub(crate) enum Command {
     /// its `cargo xtask` alias, a freshness test, a GitHub Actions workflow and the
     /// dev-profile override for the generator, then generate the bindings. Never overwrites
     /// an existing file, alias or xtask: it adds entries to manifests and says what it kept.
+    ///
+    /// The xtask goes at the workspace root, and `cargo xtask check` finds the member's
+    /// capspec.toml from there. A project whose xtask has tasks of its own keeps them: init
+    /// adds capspec-cli to that xtask's manifest and prints the one line its `main` starts
+    /// with (`capspec_cli::run_subcommand();`); the commands are then `cargo xtask capspec
+    /// check` and so on, and the workflow init writes runs them that way.
     Init {
         /// The Cargo package that will host the capabilities. Defaults to the current directory.
         #[arg(long, value_name = "DIR")]
@@ -154,15 +160,22 @@ pub(crate) enum TableFormat {
 pub(crate) struct RootArg {
     /// The project root: a directory holding capspec.toml (need not be a Cargo project, unless
     /// [code_first] lists packages: cargo builds them from here). Defaults to the nearest
-    /// directory holding capspec.toml at or above the current one — or above the xtask
-    /// package, when run as `cargo xtask`.
+    /// directory holding capspec.toml at or above the current one; failing that, the one member
+    /// of the current Cargo workspace that holds one (several: an error naming them).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
 }
 
 impl RootArg {
-    pub(crate) fn resolve(&self) -> PathBuf {
-        self.root.clone().unwrap_or_else(default_root)
+    /// `--root`, else the default (DESIGN §5); `Err` when there is none to
+    /// choose or several.
+    pub(crate) fn resolve(&self) -> Result<PathBuf, String> {
+        if let Some(root) = &self.root {
+            return Ok(root.clone());
+        }
+        let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+        let xtask_dir = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+        crate::root::default_root(&cwd, xtask_dir.as_deref())
     }
 }
 
@@ -193,16 +206,4 @@ pub(crate) enum FormatArg {
     Json,
     Github,
     Sarif,
-}
-
-/// The nearest directory holding `capspec.toml`, at or above where the
-/// command runs: the package `cargo run` started (`cargo xtask` runs the
-/// xtask package, inside the workspace), else the current directory. When
-/// there is none, the starting directory (the config error then names it).
-fn default_root() -> PathBuf {
-    let start = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("."));
-    start.ancestors().find(|dir| dir.join(capspec_codegen::CONFIG_FILE).is_file()).map(Path::to_path_buf).unwrap_or(start)
 }

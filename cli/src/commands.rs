@@ -1,20 +1,25 @@
 //! Running each command: call the library, print, and choose the exit code.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use capspec_codegen::report::{self, Format};
 use clap::{CommandFactory, FromArgMatches};
 
 use crate::args::{Cli, Command, CoverageArgs, FormatArg, ImportSource, TableFormat};
 
-/// Parse `args` (the program name first) and run the command.
-pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> ExitCode {
+/// Print why there is no root and choose exit code 2.
+fn no_root(err: String) -> u8 {
+    eprintln!("error: {err}");
+    2
+}
+
+/// Parse `args` (the program name first) and run the command; the exit code.
+pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
     let cli = match Cli::command().bin_name(bin_name).name(bin_name).try_get_matches_from(args).and_then(|m| Cli::from_arg_matches(&m)) {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();
-            return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
+            return if err.use_stderr() { 2 } else { 0 };
         }
     };
     match cli.command {
@@ -26,7 +31,7 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> Exit
                     let target = out.join(format!("{module}.yaml"));
                     if let Err(e) = std::fs::create_dir_all(&out).and_then(|()| std::fs::write(&target, &imported.yaml)) {
                         eprintln!("error: cannot write `{}`: {e}", target.display());
-                        return ExitCode::from(2);
+                        return 2;
                     }
                     let report = report::Report { findings: imported.findings, sources: Default::default() };
                     if !report.findings.is_empty() {
@@ -36,16 +41,19 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> Exit
                         println!("renamed  `{tool}` → `{name}` (the tool name stays an alias)");
                     }
                     println!("imported {} tools into {}", imported.capabilities.len(), target.display());
-                    ExitCode::from(report.exit_code() as u8)
+                    report.exit_code() as u8
                 }
                 Err(e) => {
                     eprintln!("error: {e}");
-                    ExitCode::from(2)
+                    2
                 }
             }
         }
         Command::Sync { root, build } => {
-            let root = root.resolve();
+            let root = match root.resolve() {
+                Ok(root) => root,
+                Err(err) => return no_root(err),
+            };
             let (input, failures) = build.export(&root);
             for failure in &failures {
                 eprintln!("warning: {}", failure.message);
@@ -59,7 +67,7 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> Exit
                     let report = report::Report { findings: outcome.findings, sources: outcome.sources };
                     print!("{}", report::render(&report, Format::Human));
                     eprintln!("sync: the specs have errors; nothing was written");
-                    ExitCode::from(1)
+                    1
                 }
                 Ok(outcome) => {
                     for path in &outcome.written {
@@ -75,26 +83,29 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> Exit
                         outcome.unchanged
                     );
                     if failures.is_empty() {
-                        ExitCode::SUCCESS
+                        0
                     } else {
                         eprintln!("sync: {} code-first package(s) could not be exported (see above)", failures.len());
-                        ExitCode::from(1)
+                        1
                     }
                 }
                 Err(err) => {
                     eprintln!("error: {err}");
-                    ExitCode::from(2)
+                    2
                 }
             }
         }
         Command::Scaffold { root } => {
-            let root = root.resolve();
+            let root = match root.resolve() {
+                Ok(root) => root,
+                Err(err) => return no_root(err),
+            };
             match capspec_codegen::scaffold::scaffold(&root) {
                 Ok(outcome) if !outcome.findings.is_empty() => {
                     let report = report::Report { findings: outcome.findings, sources: outcome.sources };
                     print!("{}", report::render(&report, Format::Human));
                     eprintln!("scaffold: the specs have errors; nothing was written");
-                    ExitCode::from(1)
+                    1
                 }
                 Ok(outcome) => {
                     for (file, caps) in &outcome.written {
@@ -110,11 +121,11 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> Exit
                     if outcome.written.is_empty() {
                         println!("scaffold: every capability has an impl; nothing to do");
                     }
-                    ExitCode::SUCCESS
+                    0
                 }
                 Err(err) => {
                     eprintln!("error: {err}");
-                    ExitCode::from(2)
+                    2
                 }
             }
         }
@@ -134,41 +145,50 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> Exit
                     for note in &outcome.notes {
                         println!("note:    {note}");
                     }
-                    println!("init: done; next `cargo xtask check` and `cargo test`");
-                    ExitCode::SUCCESS
+                    let xtask = outcome.xtask.command();
+                    if outcome.xtask == crate::init::Xtask::NeedsLine {
+                        println!("init: done; next add that line to the xtask's main, then `{xtask} check` and `cargo test`");
+                    } else {
+                        println!("init: done; next `{xtask} check` and `cargo test`");
+                    }
+                    0
                 }
                 Err(err) => {
                     eprintln!("error: {err}");
-                    ExitCode::from(2)
+                    2
                 }
             }
         }
-        Command::Coverage(CoverageArgs { root, format }) => match capspec_codegen::coverage_table::coverage(&root.resolve()) {
-            Ok(coverage) => {
+        Command::Coverage(CoverageArgs { root, format }) => match root.resolve().map_err(no_root).map(|root| capspec_codegen::coverage_table::coverage(&root)) {
+            Err(code) => code,
+            Ok(Err(err)) => {
+                eprintln!("error: {err}");
+                2
+            }
+            Ok(Ok(coverage)) => {
                 print!("{}", match format {
                     TableFormat::Md => coverage.table.to_markdown(),
                     TableFormat::Json => coverage.table.to_json(),
                 });
                 if coverage.findings.is_empty() {
-                    ExitCode::SUCCESS
+                    0
                 } else {
                     let report = report::Report { findings: coverage.findings, sources: coverage.sources };
                     eprint!("{}", report::render(&report, Format::Human));
                     eprintln!("coverage: the specs or config have errors; the table leaves out what they hide");
-                    ExitCode::from(1)
+                    1
                 }
-            }
-            Err(err) => {
-                eprintln!("error: {err}");
-                ExitCode::from(2)
             }
         },
         Command::Check { root, build, format, base, suggest_allow } => {
             if suggest_allow && !matches!(format, FormatArg::Json) {
                 eprintln!("error: --suggest-allow needs --format json");
-                return ExitCode::from(2);
+                return 2;
             }
-            let root = root.resolve();
+            let root = match root.resolve() {
+                Ok(root) => root,
+                Err(err) => return no_root(err),
+            };
             let (code_first, export_failures) = build.export(&root);
             let options = capspec_codegen::CheckOptions { base, code_first, export_failures };
             match capspec_codegen::check_with(&root, &options) {
@@ -181,11 +201,11 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> Exit
                     };
                     let text = if suggest_allow { report::json_with_suggestions(&report) } else { report::render(&report, format) };
                     print!("{text}");
-                    ExitCode::from(report.exit_code() as u8)
+                    report.exit_code() as u8
                 }
                 Err(err) => {
                     eprintln!("error: {err}");
-                    ExitCode::from(2)
+                    2
                 }
             }
         }

@@ -14,6 +14,76 @@ pub(crate) struct Outcome {
     pub(crate) edited: Vec<String>,
     pub(crate) kept: Vec<String>,
     pub(crate) notes: Vec<String>,
+    /// How the project's xtask runs the capspec commands.
+    pub(crate) xtask: Xtask,
+}
+
+/// The project's `xtask` and how it runs the capspec commands.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Xtask {
+    /// init wrote it: `capspec_cli::main()`, `cargo xtask check`.
+    #[default]
+    Written,
+    /// The project's own, whose `main` is `capspec_cli::main()`.
+    Capspec,
+    /// The project's own, with tasks of its own; the capspec commands are
+    /// its `capspec` task (`capspec_cli::run_subcommand()`).
+    Subcommand,
+    /// The project's own, not yet calling capspec: its `main` needs the
+    /// line init printed.
+    NeedsLine,
+}
+
+impl Xtask {
+    /// What runs a capspec command, as a user types it: `{} check`.
+    pub(crate) fn command(self) -> &'static str {
+        match self {
+            Xtask::Written | Xtask::Capspec => "cargo xtask",
+            Xtask::Subcommand | Xtask::NeedsLine => "cargo xtask capspec",
+        }
+    }
+}
+
+/// The line an existing xtask's `main` starts with to run the capspec
+/// commands as its `capspec` task.
+pub(crate) const SUBCOMMAND_LINE: &str = "capspec_cli::run_subcommand();";
+
+/// Write the xtask crate, or keep the project's own: then add `capspec-cli`
+/// to its manifest and say how its `main` reaches the capspec commands
+/// without losing its own tasks.
+fn adopt_xtask(ws_root: &Path, up: &str, cli: &str, out: &mut Outcome) -> Result<Xtask, String> {
+    let dir = ws_root.join("xtask");
+    if !dir.exists() {
+        write_new(ws_root, up, "xtask/Cargo.toml", &XTASK_MANIFEST.replace("{cli}", cli), out)?;
+        write_new(ws_root, up, "xtask/src/main.rs", XTASK_MAIN, out)?;
+        return Ok(Xtask::Written);
+    }
+    let main_rs = dir.join("src/main.rs");
+    let main = std::fs::read_to_string(&main_rs).unwrap_or_default();
+    let xtask = if main.contains("capspec_cli::main()") {
+        Xtask::Capspec
+    } else if main.contains("capspec_cli::run_subcommand()") {
+        Xtask::Subcommand
+    } else {
+        Xtask::NeedsLine
+    };
+    if xtask == Xtask::Capspec {
+        out.kept.push(format!("{up}xtask (exists; its main is `capspec_cli::main()`)"));
+        return Ok(xtask);
+    }
+    out.kept.push(format!("{up}xtask (exists, with tasks of its own: the capspec commands become its `capspec` task)"));
+    let manifest = dir.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).map_err(|e| format!("cannot read `{}`: {e}", manifest.display()))?;
+    let mut new_text = text.clone();
+    if add_entry(&mut new_text, "dependencies", "capspec-cli", cli) && write_if_changed(&manifest, &new_text)? {
+        out.edited.push(format!("{up}xtask/Cargo.toml: [dependencies] capspec-cli"));
+    }
+    if xtask == Xtask::NeedsLine {
+        out.notes.push(format!(
+            "to run the capspec commands as `cargo xtask capspec <command>` beside the xtask's own tasks, make this the first line of `fn main` in {up}xtask/src/main.rs:\n\n    {SUBCOMMAND_LINE}\n"
+        ));
+    }
+    Ok(xtask)
 }
 
 /// Where the capspec crates come from in the new manifests.
@@ -109,33 +179,30 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
     };
     // Workspace files are shown relative to the package: `../` per level.
     let up = "../".repeat(root.strip_prefix(&ws_root).map_or(0, |p| p.components().count()));
-    // Every edit of the package manifest happens before it is written once.
+    // Every edit of the package manifest happens before it is written once;
+    // edits of the workspace manifest are reported against it.
     let same_manifest = ws_root == root;
     let mut ws_text = if same_manifest { manifest_text.clone() } else { std::fs::read_to_string(ws_root.join("Cargo.toml")).map_err(|e| e.to_string())? };
-    let xtask_dir = ws_root.join("xtask");
-    if xtask_dir.exists() {
-        out.kept.push(format!("{up}xtask (an xtask exists: make its main `capspec_cli::main()` to get the capspec commands)"));
-    } else {
-        if workspace.is_some() && add_member(&mut ws_text, "xtask") {
-            added.push("[workspace] members += \"xtask\"".into());
-        }
-        let cli = source.dep("capspec-cli", "cli");
-        write_new(&ws_root, &up, "xtask/Cargo.toml", &XTASK_MANIFEST.replace("{cli}", &cli), &mut out)?;
-        write_new(&ws_root, &up, "xtask/src/main.rs", XTASK_MAIN, &mut out)?;
+    let mut ws_added = Vec::new();
+    let cli = source.dep("capspec-cli", "cli");
+    out.xtask = adopt_xtask(&ws_root, &up, &cli, &mut out)?;
+    if out.xtask == Xtask::Written && workspace.is_some() && add_member(&mut ws_text, "xtask") {
+        ws_added.push("[workspace] members += \"xtask\"".to_string());
     }
     for krate in crate::DEV_OPTIMIZED {
         let header = format!("[profile.dev.package.{krate}]");
         if !ws_text.contains(&header) {
             ws_text.push_str(&format!("\n{header}\nopt-level = 3\n"));
             if krate == "capspec-codegen" {
-                added.push("dev-profile override: the generator and the crates it spends its time in at opt-level 3".into());
+                ws_added.push("dev-profile override: the generator and the crates it spends its time in at opt-level 3".into());
             }
         }
     }
     if same_manifest {
         manifest_text = ws_text;
+        added.extend(ws_added);
     } else if write_if_changed(&ws_root.join("Cargo.toml"), &ws_text)? {
-        out.edited.push(format!("{up}Cargo.toml: members += \"xtask\", dev-profile override"));
+        out.edited.push(format!("{up}Cargo.toml: {}", ws_added.join(", ")));
     }
     if !added.is_empty() && write_if_changed(&manifest, &manifest_text)? {
         out.edited.push(format!("Cargo.toml: {}", added.join(", ")));
@@ -153,14 +220,14 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
         write_if_changed(&config, &new_text)?;
         if config_text.is_empty() { out.written.push(config_rel) } else { out.edited.push(format!("{config_rel}: the `xtask` alias")) }
     }
-    write_new(&ws_root, &up, ".github/workflows/capspec.yml", WORKFLOW, &mut out)?;
+    write_new(&ws_root, &up, ".github/workflows/capspec.yml", &WORKFLOW.replace("{xtask}", out.xtask.command()), &mut out)?;
 
     // Generate the bindings now, so the package builds right away.
     match capspec_codegen::sync(root) {
         Ok(outcome) if outcome.findings.is_empty() => {
             out.notes.push(format!("sync: {} generated files written", outcome.written.len()));
         }
-        Ok(_) => out.notes.push("the specs have errors; run `cargo xtask check` to see them".into()),
+        Ok(_) => out.notes.push(format!("the specs have errors; run `{} check` to see them", out.xtask.command())),
         Err(e) => out.notes.push(format!("sync could not run: {e}")),
     }
     Ok(out)
@@ -380,10 +447,10 @@ jobs:
           fetch-depth: 0
       - uses: dtolnay/rust-toolchain@stable
       - name: capspec check
-        run: cargo xtask check --format github
+        run: {xtask} check --format github
       - name: capspec check (SARIF)
         if: always()
-        run: cargo xtask check --format sarif > capspec.sarif || true
+        run: {xtask} check --format sarif > capspec.sarif || true
       - uses: github/codeql-action/upload-sarif@v3
         if: always()
         with:

@@ -51,6 +51,7 @@ use std::process::ExitCode;
 mod args;
 mod commands;
 mod init;
+mod root;
 
 /// Run the command line on this process's arguments. Called as the cargo
 /// subcommand `cargo capspec …` (argument 1 is then `capspec`) it shows
@@ -69,12 +70,38 @@ pub fn main() -> ExitCode {
 /// assert_eq!(capspec_cli::run(["xtask", "check", "--no-such-flag"].map(Into::into)), ExitCode::from(2));
 /// ```
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
-    let mut args: Vec<OsString> = args.into_iter().collect();
-    let as_subcommand = args.get(1).is_some_and(|a| a == "capspec")
-        && args.first().and_then(|p| std::path::Path::new(p).file_stem()).is_some_and(|s| s.to_string_lossy().starts_with("cargo-capspec"));
-    let bin_name = if as_subcommand {
+    ExitCode::from(exit_code(args.into_iter().collect()))
+}
+
+/// For a project whose `xtask` has tasks of its own: the capspec commands
+/// as its `capspec` task. When this process's first argument is `capspec`
+/// (`cargo xtask capspec check`), run the command line on the arguments
+/// after it and exit the process with its code; otherwise return at once,
+/// and the xtask's own tasks run. Call it first in the xtask's `main`:
+///
+/// ```no_run
+/// fn main() -> std::process::ExitCode {
+///     capspec_cli::run_subcommand();
+///     // … the project's own tasks (`cargo xtask dist`, …)
+///     std::process::ExitCode::SUCCESS
+/// }
+/// ```
+pub fn run_subcommand() {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "capspec") {
+        std::process::exit(exit_code(args).into());
+    }
+}
+
+/// The command line on `args`; its exit code. A first argument `capspec`
+/// is the subcommand's name: as `cargo capspec …` (the binary
+/// `cargo-capspec`) or `cargo xtask capspec …` (an xtask calling
+/// [`run_subcommand`]); otherwise the program shows itself as `cargo xtask`.
+fn exit_code(mut args: Vec<OsString>) -> u8 {
+    let bin_name = if args.get(1).is_some_and(|a| a == "capspec") {
         args.remove(1);
-        "cargo capspec"
+        let installed = args.first().and_then(|p| std::path::Path::new(p).file_stem()).is_some_and(|s| s.to_string_lossy().starts_with("cargo-capspec"));
+        if installed { "cargo capspec" } else { "cargo xtask capspec" }
     } else {
         "cargo xtask"
     };

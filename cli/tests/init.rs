@@ -1,7 +1,9 @@
 //! `cargo capspec init` as a new user runs it: `cargo new` in a temp dir
 //! outside this repo, `init` with path dependencies on this checkout, then
 //! the new project's own `cargo xtask sync`, `cargo xtask check` and `cargo
-//! test` — which pass — and a reclassified capability, which `check` refuses.
+//! test` — which pass — and a reclassified capability, which `check` refuses;
+//! then the shapes real projects have: a member of a workspace, a project
+//! whose xtask has tasks of its own, and two adopting members.
 //!
 //! The new project reuses this workspace's `Cargo.lock`, offline, and the
 //! target directory the other end-to-end tests build into.
@@ -103,24 +105,148 @@ fn a_new_cargo_project_adopts_capspec_in_one_command() {
     assert!(String::from_utf8_lossy(&check.stdout).contains("error[drift/snapshot]: example.read_greeting: read → write"), "{}", text(&check));
 }
 
+/// The `run:` commands of the workflow init wrote, in order.
+fn workflow_commands(workflow: &str) -> Vec<String> {
+    workflow.lines().filter_map(|l| l.trim_start().trim_start_matches("- ").strip_prefix("run: ")).map(str::to_owned).collect()
+}
+
+/// Run each `run:` command of the written workflow as written, in `dir`
+/// (GitHub runs them with bash at the checkout's root); each must succeed.
+fn run_workflow(dir: &Path) -> String {
+    let workflow = std::fs::read_to_string(dir.join(".github/workflows/capspec.yml")).unwrap();
+    let commands = workflow_commands(&workflow);
+    assert_eq!(commands.len(), 3, "check, check (SARIF), test:\n{workflow}");
+    for command in &commands {
+        let out = run(dir, "bash", &["-c", command]);
+        assert!(out.status.success(), "workflow step `{command}` failed:\n{}", text(&out));
+    }
+    let sarif: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("capspec.sarif")).unwrap()).expect("the SARIF step writes JSON");
+    assert_eq!(sarif["version"], "2.1.0");
+    workflow
+}
+
+/// The user adds what a kept `src/lib.rs` needs, as init's note says.
+fn add_mod_lines(lib: &Path) {
+    let mut text = std::fs::read_to_string(lib).unwrap();
+    text.push_str("pub mod capabilities;\npub mod generated;\n");
+    std::fs::write(lib, text).unwrap();
+}
+
 #[test]
-fn a_workspace_member_gets_the_xtask_at_the_workspace_root() {
+fn a_workspace_member_adopts_capspec_and_the_commands_work_from_the_root_and_the_member() {
     let ws = TempDir::new("init-ws");
-    ws.write("Cargo.toml", "[workspace]\nresolver = \"3\"\nmembers = [\"host\"]\n");
+    ws.write("Cargo.toml", "[workspace]\nresolver = \"3\"\nmembers = [\"host\", \"util\"]\n");
     ws.write("host/Cargo.toml", "[package]\nname = \"host\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nserde = \"1\"\n");
     ws.write("host/src/lib.rs", "pub fn hello() {}\n");
+    ws.write("util/Cargo.toml", "[package]\nname = \"util\"\nversion = \"0.1.0\"\nedition = \"2024\"\n");
+    ws.write("util/src/lib.rs", "pub fn util() {}\n");
     ws.write(".cargo/config.toml", "[alias]\nb = \"build\"\n");
-    let out = init(&ws.path().join("host"), &[]);
+    std::fs::copy(repo_root().join("Cargo.lock"), ws.path().join("Cargo.lock")).unwrap();
+    let host = ws.path().join("host");
+
+    let out = init(&host, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(said.contains("kept     src/lib.rs (exists)") && said.contains("add `pub mod capabilities;` and `pub mod generated;`"), "{said}");
     assert!(said.contains("wrote    ../xtask/src/main.rs"), "{said}");
-    assert_eq!(ws.read("Cargo.toml").lines().find(|l| l.starts_with("members")), Some("members = [\"xtask\", \"host\"]"));
+    // Each manifest's edits are reported against it.
+    assert!(said.contains("edited   Cargo.toml: [dependencies] capspec, [dev-dependencies] capspec-codegen\n"), "{said}");
+    assert!(said.contains("edited   ../Cargo.toml: [workspace] members += \"xtask\", dev-profile override"), "{said}");
+    assert!(said.ends_with("init: done; next `cargo xtask check` and `cargo test`\n"), "{said}");
+    assert_eq!(ws.read("Cargo.toml").lines().find(|l| l.starts_with("members")), Some("members = [\"xtask\", \"host\", \"util\"]"));
     assert_eq!(ws.read(".cargo/config.toml"), "[alias]\nxtask = \"run --quiet --package xtask --\"\nb = \"build\"\n");
-    let host = ws.read("host/Cargo.toml");
-    assert!(host.contains("[dependencies]\ncapspec = { path = ") && host.contains("serde = \"1\""), "{host}");
-    assert!(!host.contains("[workspace]"), "a member does not become a workspace: {host}");
+    let manifest = ws.read("host/Cargo.toml");
+    assert!(manifest.contains("[dependencies]\ncapspec = { path = ") && manifest.contains("serde = \"1\""), "{manifest}");
+    assert!(!manifest.contains("[workspace]"), "a member does not become a workspace: {manifest}");
     assert_eq!(ws.read("host/src/lib.rs"), "pub fn hello() {}\n", "an existing file is never touched");
+    add_mod_lines(&host.join("src/lib.rs"));
+
+    // The printed next step, from the workspace root and from the member.
+    for dir in [ws.path(), host.as_path()] {
+        let check = run(dir, &cargo(), &["xtask", "check"]);
+        assert_eq!(check.status.code(), Some(0), "from {}: {}", dir.display(), text(&check));
+        assert!(String::from_utf8_lossy(&check.stdout).contains("no findings"), "{}", text(&check));
+    }
+    let workflow = run_workflow(ws.path());
+    assert!(workflow.contains("run: cargo xtask check --format github"), "{workflow}");
+    let test = run(ws.path(), &cargo(), &["test"]);
+    assert!(test.status.success(), "{}", text(&test));
+    assert!(text(&test).contains("read_greeting_runs_and_save_greeting_is_gated ... ok"), "{}", text(&test));
+}
+
+#[test]
+fn a_project_with_its_own_xtask_keeps_its_tasks_and_gets_capspec_as_a_subcommand() {
+    let ws = TempDir::new("init-own-xtask");
+    ws.write("Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\nmembers = [\"xtask\"]\n");
+    ws.write("src/main.rs", "fn main() {}\n");
+    // Its package has a name of its own (the tests share a target directory,
+    // where two binaries named `xtask` would overwrite each other).
+    ws.write("xtask/Cargo.toml", "[package]\nname = \"tasks\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n");
+    let own_main = "fn main() {\n    match std::env::args().nth(1).as_deref() {\n        Some(\"dist\") => println!(\"dist: the project's own task ran\"),\n        other => {\n            eprintln!(\"unknown task {other:?}\");\n            std::process::exit(2);\n        }\n    }\n}\n";
+    ws.write("xtask/src/main.rs", own_main);
+    ws.write(".cargo/config.toml", "[alias]\nxtask = \"run --package tasks --\"\n");
+    std::fs::copy(repo_root().join("Cargo.lock"), ws.path().join("Cargo.lock")).unwrap();
+
+    let out = init(ws.path(), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(said.contains("kept     xtask (exists, with tasks of its own"), "{said}");
+    assert!(said.contains("edited   xtask/Cargo.toml: [dependencies] capspec-cli\n"), "{said}");
+    assert!(said.contains("kept     .cargo/config.toml (it already has an `xtask` alias)"), "{said}");
+    assert!(said.ends_with("init: done; next add that line to the xtask's main, then `cargo xtask capspec check` and `cargo test`\n"), "{said}");
+    assert_eq!(ws.read("xtask/src/main.rs"), own_main, "the project's xtask is never rewritten");
+    // The line to paste, exactly as printed.
+    let line = said.lines().map(str::trim).find(|l| l.starts_with("capspec_cli::")).unwrap_or_else(|| panic!("no line to paste:\n{said}"));
+    assert_eq!(line, "capspec_cli::run_subcommand();");
+    ws.write("xtask/src/main.rs", own_main.replacen("fn main() {\n", &format!("fn main() {{\n    {line}\n"), 1));
+
+    // Its own task still works; the capspec commands work the way init said.
+    let dist = run(ws.path(), &cargo(), &["xtask", "dist"]);
+    assert!(dist.status.success() && String::from_utf8_lossy(&dist.stdout).contains("dist: the project's own task ran"), "{}", text(&dist));
+    let check = run(ws.path(), &cargo(), &["xtask", "capspec", "check"]);
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+    assert!(String::from_utf8_lossy(&check.stdout).contains("no findings"), "{}", text(&check));
+    let help = run(ws.path(), &cargo(), &["xtask", "capspec", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: cargo xtask capspec <COMMAND>"), "{}", text(&help));
+    let workflow = run_workflow(ws.path());
+    assert!(workflow.contains("run: cargo xtask capspec check --format github"), "{workflow}");
+
+    // A second init sees the line and says the same commands.
+    let again = init(ws.path(), &[]);
+    let said = String::from_utf8_lossy(&again.stdout).into_owned();
+    assert!(!said.contains("edited ") && !said.contains("capspec_cli::run_subcommand"), "{said}");
+    assert!(said.ends_with("init: done; next `cargo xtask capspec check` and `cargo test`\n"), "{said}");
+}
+
+#[test]
+fn a_workspace_with_two_adopting_members_asks_which_one() {
+    let ws = TempDir::new("init-two");
+    ws.write("Cargo.toml", "[workspace]\nresolver = \"3\"\nmembers = [\"crates/*\"]\n");
+    for member in ["alpha", "beta"] {
+        ws.write(&format!("crates/{member}/Cargo.toml"), format!("[package]\nname = \"{member}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n"));
+        ws.write(&format!("crates/{member}/capspec.toml"), capspec_testkit::MINIMAL_CONFIG);
+        ws.write(&format!("crates/{member}/specs/notes.yaml"), capspec_testkit::MINIMAL_SPEC);
+    }
+    let capspec = env!("CARGO_BIN_EXE_cargo-capspec");
+    let out = run(ws.path(), capspec, &["capspec", "check"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(err.contains("2 members of the workspace") && err.contains("`crates/alpha`, `crates/beta`") && err.contains("--root"), "{err}");
+    // Inside a member, or with --root, that member is the project.
+    for (dir, args) in [(ws.path().join("crates/beta/specs"), vec!["capspec", "coverage"]), (ws.path().to_path_buf(), vec!["capspec", "coverage", "--root", "crates/alpha"])] {
+        let out = run(&dir, capspec, &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert!(String::from_utf8_lossy(&out.stdout).contains("notes.read_note"), "{}", text(&out));
+    }
+    // With one member holding a config, it is found from the root.
+    std::fs::remove_file(ws.path().join("crates/alpha/capspec.toml")).unwrap();
+    let out = run(ws.path(), capspec, &["capspec", "coverage", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // Outside any workspace and config, the error says where it looked.
+    let bare = TempDir::new("init-bare");
+    let out = run(bare.path(), capspec, &["capspec", "check"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at or above"), "{}", text(&out));
 }
 
 #[test]
