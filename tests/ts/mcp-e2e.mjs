@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CallToolResultSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [binary, scratch] = process.argv.slice(2);
 assert.ok(binary && scratch, "usage: node mcp-e2e.mjs <agent-host> <scratch dir>");
@@ -46,10 +46,12 @@ async function stdio(args, answer) {
   return c;
 }
 
-// A raw tools/call: the result as sent, without the SDK's output-schema
-// check (which also runs on error results; see the README's MCP section).
-function rawCall(c, name, args) {
-  return c.request({ method: "tools/call", params: { name, arguments: args } }, CallToolResultSchema);
+// A refused call's error object: in _meta, and the same as its text.
+function errorOf(result) {
+  assert.equal(result.isError, true, JSON.stringify(result));
+  const error = result._meta["io.capspec/error"];
+  assert.deepEqual(JSON.parse(result.content[0].text), error);
+  return error;
 }
 
 const names = (listed) => listed.tools.map((t) => t.name).sort();
@@ -106,15 +108,18 @@ const names = (listed) => listed.tools.map((t) => t.name).sort();
   await accepting.close();
 
   const declining = await stdio(["--surface", "tools", "--workspace", dir], () => ({ action: "decline" }));
-  const declined = await rawCall(declining, "write_file", { path: "no.txt", content: "no" });
+  // write_file declares an output schema: its refusal is the error object as
+  // text and in _meta, without structured content the SDK would check.
+  const declined = await declining.callTool({ name: "write_file", arguments: { path: "no.txt", content: "no" } });
   assert.equal(declined.isError, true);
-  assert.equal(declined.structuredContent.error, "permission_denied");
-  assert.equal(declined.structuredContent.capability, "workspace.write_file");
-  assert.match(declined.structuredContent.message, /declined/);
+  assert.equal(declined.structuredContent, undefined);
+  const error = errorOf(declined);
+  assert.equal(error.error, "permission_denied");
+  assert.equal(error.capability, "workspace.write_file");
+  assert.match(error.message, /declined/);
   // Invalid arguments: a tool error naming what is wrong, not a protocol error.
-  const invalid = await rawCall(declining, "read_file", { path: 7 });
-  assert.equal(invalid.isError, true);
-  assert.equal(invalid.structuredContent.error, "invalid_arguments");
+  const invalid = await declining.callTool({ name: "read_file", arguments: { path: 7 } });
+  assert.equal(errorOf(invalid).error, "invalid_arguments");
   await declining.close();
   summary.stdio_tools = "ok";
 }
@@ -172,8 +177,8 @@ const post = (server, body, headers = {}) =>
     assert.equal(huge.status, 413);
     // Plan mode: reads run, everything else is blocked.
     const c = await httpClient(server);
-    const blocked = await rawCall(c, "write_file", { path: "a.txt", content: "x" });
-    assert.equal(blocked.structuredContent.error, "blocked_in_plan_mode");
+    const blocked = await c.callTool({ name: "write_file", arguments: { path: "a.txt", content: "x" } });
+    assert.equal(errorOf(blocked).error, "blocked_in_plan_mode");
     const listed = await c.callTool({ name: "list_files", arguments: {} });
     assert.equal(listed.isError, false);
     await c.close();

@@ -53,6 +53,11 @@ enum Command {
         /// (`Authorization: Bearer <token>`); surrounding whitespace is ignored.
         #[arg(long, value_name = "FILE", requires = "http")]
         token_file: Option<PathBuf>,
+        /// Admit HTTP requests from this origin (e.g. https://app.example.com) besides
+        /// loopback ones; repeatable. Any other Origin (or, without one, Host) gets 403,
+        /// token or not, so a web page cannot reach the server through DNS rebinding.
+        #[arg(long, value_name = "ORIGIN", requires = "http")]
+        allowed_origin: Vec<String>,
         /// `code`: the `execute_code` tool plus capabilities marked `direct: true`;
         /// `tools`: one tool per non-deferred capability, named by its wire name.
         #[arg(long, value_parser = parse_surface, default_value = "code")]
@@ -185,13 +190,13 @@ fn main() -> ExitCode {
             print!("{}", mounted.catalog());
             ExitCode::SUCCESS
         }
-        Command::Serve { http, token_file, surface, session } => serve(mounted, http.zip(token_file), surface, &session),
+        Command::Serve { http, token_file, allowed_origin, surface, session } => serve(mounted, http.zip(token_file), allowed_origin, surface, &session),
     }
 }
 
 /// `agent-host serve`: every MCP call runs with the workspace and memory
 /// of this process, in the fixed mode.
-fn serve(mounted: capspec::Mounted, http: Option<(std::net::SocketAddr, PathBuf)>, surface: capspec::mcp::Surface, options: &SessionArgs) -> ExitCode {
+fn serve(mounted: capspec::Mounted, http: Option<(std::net::SocketAddr, PathBuf)>, allowed_origins: Vec<String>, surface: capspec::mcp::Surface, options: &SessionArgs) -> ExitCode {
     let Some(workspace) = open_workspace(options) else { return ExitCode::from(2) };
     let memory = SessionMemory::default();
     let for_runs = mounted.clone();
@@ -216,7 +221,7 @@ fn serve(mounted: capspec::Mounted, http: Option<(std::net::SocketAddr, PathBuf)
                 }
                 let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| std::io::Error::other(format!("cannot listen on {addr}: {e}")))?;
                 eprintln!("agent-host: serving MCP at http://{}/mcp", listener.local_addr()?);
-                capspec::mcp::serve_http(host, listener, capspec::mcp::HttpOptions::new(token)).await
+                capspec::mcp::serve_http(host, listener, capspec::mcp::HttpOptions::new(token).with_allowed_origins(allowed_origins)).await
             }
         }
     });

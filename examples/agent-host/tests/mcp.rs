@@ -75,6 +75,19 @@ fn structured(result: &rmcp::model::CallToolResult) -> &Value {
     result.structured_content.as_ref().expect("structuredContent")
 }
 
+/// A refused or failed call's error object: in `_meta`, the same as the
+/// text, and the structured content only when there is one.
+fn error_of(result: &rmcp::model::CallToolResult) -> Value {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let meta = serde_json::to_value(&result.meta).unwrap()[capspec::mcp::META_ERROR].clone();
+    let text = serde_json::to_value(&result.content[0]).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(text["text"].as_str().unwrap()).unwrap(), meta, "the text is the error object");
+    if let Some(structured) = &result.structured_content {
+        assert_eq!(structured, &meta);
+    }
+    meta
+}
+
 fn repo_catalog() -> Value {
     let text = std::fs::read_to_string(capspec_testkit::repo_root().join("catalog/capabilities.json")).expect("catalog");
     serde_json::from_str(&text).expect("JSON")
@@ -101,10 +114,15 @@ async fn the_tools_surface_lists_every_non_deferred_capability_as_capabilities_j
     // Found, then called by the wire name the search gave, though not listed.
     let called = call(&client, hit["wire_name"].as_str().unwrap(), json!({})).await;
     assert_eq!(called.is_error, Some(false), "{called:?}");
+    let mounted = agent_host::registry().expect("registry").mount_all();
     for entry in listed {
         let tool = tools.iter().find(|t| t.name == entry["wire_name"].as_str().unwrap()).unwrap_or_else(|| panic!("no tool for {entry}"));
         let tool = serde_json::to_value(tool).unwrap();
-        assert_eq!(tool["description"], entry["description"]);
+        // The full description; capabilities.json's is its first sentence.
+        let spec = mounted.modules().flat_map(|m| m.specs.iter()).find(|s| s.wire_name == tool["name"]).expect("a spec");
+        assert_eq!(tool["description"], spec.description);
+        let folded = spec.description.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(folded.starts_with(entry["description"].as_str().unwrap()), "{}", entry["wire_name"]);
         assert_eq!(tool["inputSchema"], entry["input_schema"]);
         assert_eq!(tool["annotations"], entry["annotations"]);
         assert_eq!(tool["_meta"], entry["_meta"]);
@@ -131,7 +149,8 @@ async fn the_code_surface_lists_execute_code_with_the_catalog_and_the_direct_too
     // A capability that is not direct is not callable here.
     let refused = call(&client, "write_file", json!({"path": "a.txt", "content": "x"})).await;
     assert_eq!(refused.is_error, Some(true));
-    assert_eq!(structured(&refused)["error"], "unknown_capability");
+    assert_eq!(error_of(&refused)["error"], "unknown_capability");
+    assert_eq!(refused.structured_content.as_ref().unwrap()["error"], "unknown_capability", "no output schema: structured too");
     assert!(!dir.path().join("a.txt").exists());
 }
 
@@ -190,7 +209,7 @@ async fn execute_code_returns_the_run_report_and_calls_go_through_the_gate() {
     assert_eq!(thrown.is_error, Some(true));
     assert_eq!(structured(&thrown)["error"]["kind"], "threw");
     let missing = call(&client, "execute_code", json!({})).await;
-    assert_eq!(structured(&missing)["error"], "invalid_arguments");
+    assert_eq!(error_of(&missing)["error"], "invalid_arguments");
 }
 
 #[tokio::test]
@@ -200,14 +219,16 @@ async fn refusals_are_tool_errors_with_the_named_reason() {
     // Without elicitation, an ask is a denial that says why.
     let denied = call(&client, "create_note", json!({"title": "t", "body": "b"})).await;
     assert_eq!(denied.is_error, Some(true));
-    let error = structured(&denied);
+    // create_note declares an output schema: the error is text and `_meta`, not structured content.
+    assert_eq!(denied.structured_content, None, "{denied:?}");
+    let error = error_of(&denied);
     assert_eq!(error["error"], "permission_denied");
     assert_eq!(error["capability"], "notes.create_note");
     assert!(error["message"].as_str().unwrap().contains("did not declare elicitation"), "{error}");
     assert!(!dir.path().join(".notes").exists() && std::fs::read_dir(dir.path()).unwrap().next().is_none(), "the impl did not run");
     // Invalid arguments are a tool error, not a protocol error.
     let invalid = call(&client, "read_file", json!({"path": ""})).await;
-    assert_eq!(structured(&invalid)["error"], "invalid_arguments");
+    assert_eq!(error_of(&invalid)["error"], "invalid_arguments");
     let receipts = serde_json::to_value(&invalid.meta).unwrap()["io.capspec/receipts"].clone();
     assert_eq!(receipts[0]["status"], "refused");
     // A successful call: its value, checked against the output schema.
@@ -221,7 +242,7 @@ async fn plan_mode_blocks_everything_but_read() {
     let dir = TempDir::new("mcp-plan");
     let client = connect(&host(&dir, Surface::Tools, Mode::Plan), plain()).await;
     let blocked = call(&client, "write_file", json!({"path": "a.txt", "content": "x"})).await;
-    assert_eq!(structured(&blocked)["error"], "blocked_in_plan_mode");
+    assert_eq!(error_of(&blocked)["error"], "blocked_in_plan_mode");
     assert!(!dir.path().join("a.txt").exists());
     assert_eq!(call(&client, "list_files", json!({})).await.is_error, Some(false));
 }
@@ -235,8 +256,8 @@ async fn an_ask_is_an_elicitation_and_session_approvals_stay_in_their_session() 
     let declining = TestClient { answer: Some(Value::Null), asked: Arc::default() };
     let client = connect(&host, declining.clone()).await;
     let declined = call(&client, "create_note", note()).await;
-    assert_eq!(structured(&declined)["error"], "permission_denied");
-    assert!(structured(&declined)["message"].as_str().unwrap().contains("declined"));
+    assert_eq!(error_of(&declined)["error"], "permission_denied");
+    assert!(error_of(&declined)["message"].as_str().unwrap().contains("declined"));
     assert_eq!(declining.asked.load(Ordering::SeqCst), 1);
     // Allowed for the session: asked once, then approved without asking.
     let approving = TestClient { answer: Some(json!({"scope": "session"})), asked: Arc::default() };
@@ -254,4 +275,53 @@ async fn an_ask_is_an_elicitation_and_session_approvals_stay_in_their_session() 
     call(&client, "create_note", note()).await;
     call(&client, "create_note", note()).await;
     assert_eq!(other.asked.load(Ordering::SeqCst), 2, "`once` asks every time, and the first session's allow did not carry over");
+}
+
+/// One raw HTTP/1.1 POST of an `initialize` to `addr` with these extra
+/// header lines; the status code.
+async fn post_initialize(addr: std::net::SocketAddr, headers: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\n{headers}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    stream.write_all(request.as_bytes()).await.expect("send");
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).await.expect("a status line");
+    let line = String::from_utf8_lossy(&head).into_owned();
+    line["HTTP/1.1 ".len()..].trim().parse().unwrap_or_else(|_| panic!("status line: {line}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_refuses_foreign_origins_and_hosts_with_403_token_or_not() {
+    let dir = TempDir::new("mcp-origin");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listen on loopback");
+    let addr = listener.local_addr().unwrap();
+    let options = capspec::mcp::HttpOptions::new("s3cret").with_allowed_origins(["https://app.example.com"]);
+    let server = tokio::spawn(capspec::mcp::serve_http(host(&dir, Surface::Tools, Mode::Default), listener, options));
+    let token = "Authorization: Bearer s3cret\r\n";
+    let local = format!("Host: {addr}\r\n");
+    // Loopback and the listed origin pass; without a token that is 401.
+    for (headers, status) in [
+        (format!("{local}{token}"), 200),
+        (format!("{local}Origin: http://localhost:5173\r\n{token}"), 200),
+        (format!("Host: app.example.com\r\nOrigin: https://app.example.com\r\n{token}"), 200),
+        (format!("Host: [::1]:{}\r\n{token}", addr.port()), 200),
+        (local.clone(), 401),
+    ] {
+        assert_eq!(post_initialize(addr, &headers).await, status, "{headers}");
+    }
+    // A page elsewhere (DNS rebinding: its Host or Origin is its own name): 403, token or not.
+    for headers in [
+        format!("{local}Origin: http://evil.example\r\n{token}"),
+        format!("{local}Origin: http://evil.example\r\n"),
+        format!("Host: evil.example:{}\r\n{token}", addr.port()),
+        format!("Host: evil.example:{}\r\n", addr.port()),
+        format!("{local}Origin: null\r\n{token}"),
+    ] {
+        assert_eq!(post_initialize(addr, &headers).await, 403, "{headers}");
+    }
+    server.abort();
 }

@@ -20,5 +20,5 @@ mod tools;
 mod transport;
 
 pub use server::{McpHost, McpSession, PrepareRun, Surface};
-pub use tools::{CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE};
+pub use tools::{CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE, META_ERROR};
 pub use transport::{HttpOptions, MCP_PATH, serve_http, serve_stdio};

@@ -23,6 +23,8 @@ pub const CATALOG_URI: &str = "capspec://catalog";
 const META_CATEGORY: &str = "io.capspec/category";
 /// The `_meta` key of a result's receipts.
 const META_RECEIPTS: &str = "io.capspec/receipts";
+/// The `_meta` key of a refused or failed call's error object.
+pub const META_ERROR: &str = "io.capspec/error";
 
 /// What `execute_code`'s description says before the catalog.
 const ACTION_CONTRACT: &str = "Run a JavaScript action against this session's capabilities.\n\n\
@@ -59,13 +61,13 @@ pub(super) fn execute_code_tool(mounted: &Mounted) -> Tool {
     }))
 }
 
-/// A capability as an MCP tool: named by its wire name, every other field
-/// as in capabilities.json.
+/// A capability as an MCP tool: named by its wire name, with the spec's full
+/// description, every other field as in capabilities.json.
 pub(super) fn capability_tool(spec: &Spec) -> Tool {
     let entry = entry(spec);
     let mut tool = json!({
         "name": spec.wire_name,
-        "description": entry["description"],
+        "description": spec.description,
         "inputSchema": entry["input_schema"],
         "annotations": entry["annotations"],
         "_meta": entry["_meta"],
@@ -157,11 +159,23 @@ fn result(structured: Value, is_error: bool, meta: Option<MetaObject>) -> CallTo
     result.with_meta(meta)
 }
 
+/// A refused or failed call: the error object `{"error", "message",
+/// "capability"}` as text and in `_meta`, and as structured content only
+/// when the tool declares no output schema (clients check structured
+/// content against it, on error results too).
+fn error_result(error: &CallError, structured: bool, meta: Option<MetaObject>) -> CallToolResult {
+    let value = serde_json::to_value(error).expect("errors serialize");
+    let mut meta = meta.unwrap_or_default();
+    meta.0.insert(META_ERROR.to_string(), value.clone());
+    let result = if structured { CallToolResult::structured_error(value) } else { CallToolResult::error(vec![rmcp::model::ContentBlock::text(value.to_string())]) };
+    result.with_meta(Some(meta))
+}
+
 /// A call refused before anything ran (an unknown tool, `execute_code`
-/// without code): `{"error", "message", "capability"}`.
+/// without code). Neither has an output schema.
 pub(super) fn refused(code: crate::ErrorCode, capability: &str, message: &str) -> CallToolResult {
     let error = CallError { code, message: message.to_string(), capability: capability.to_string() };
-    result(serde_json::to_value(&error).expect("errors serialize"), true, None)
+    error_result(&error, true, None)
 }
 
 /// `execute_code`'s result: the run's report; an error when the action
@@ -172,11 +186,12 @@ pub(super) fn action_result(outcome: &GuestOutcome, run: &Run) -> CallToolResult
 
 /// A capability call's result: its value as structured content (checked
 /// against the output schema, when there is one), or the refusal.
-pub(super) fn call_result(outcome: Result<Value, CallError>, output: Option<&Validator>, capability: &str, run: &Run) -> CallToolResult {
+/// `declares_output`: the tool lists an MCP `outputSchema`.
+pub(super) fn call_result(outcome: Result<Value, CallError>, output: Option<&Validator>, declares_output: bool, capability: &str, run: &Run) -> CallToolResult {
     let meta = Some(receipts_meta(run));
     let value = match outcome {
         Ok(value) => value,
-        Err(error) => return result(serde_json::to_value(&error).expect("errors serialize"), true, meta),
+        Err(error) => return error_result(&error, !declares_output, meta),
     };
     if let Some(validator) = output {
         let violations = validator.validate(&value);
@@ -187,7 +202,7 @@ pub(super) fn call_result(outcome: Result<Value, CallError>, output: Option<&Val
                 message: format!("`{capability}` returned a value its output schema refuses: {list}"),
                 capability: capability.to_string(),
             };
-            return result(serde_json::to_value(&error).expect("errors serialize"), true, meta);
+            return error_result(&error, !declares_output, meta);
         }
     }
     // structuredContent is an object; any other value is wrapped.

@@ -31,6 +31,11 @@ pub struct HttpOptions {
     pub token: String,
     /// A request body over this many bytes is refused with 413.
     pub max_body_bytes: usize,
+    /// Origins (`https://app.example.com`, scheme and host and any port)
+    /// admitted besides loopback ones. A request whose `Origin` — or,
+    /// without one, `Host` — is neither loopback nor listed is refused with
+    /// 403 before its token is looked at (DNS rebinding).
+    pub allowed_origins: Vec<String>,
 }
 
 impl HttpOptions {
@@ -39,8 +44,59 @@ impl HttpOptions {
 
     /// Options admitting requests that carry `token`, with the default body limit.
     pub fn new(token: impl Into<String>) -> HttpOptions {
-        HttpOptions { token: token.into(), max_body_bytes: HttpOptions::DEFAULT_MAX_BODY_BYTES }
+        HttpOptions { token: token.into(), max_body_bytes: HttpOptions::DEFAULT_MAX_BODY_BYTES, allowed_origins: Vec::new() }
     }
+
+    /// These options admitting requests from `origins` too (besides loopback).
+    pub fn with_allowed_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> HttpOptions {
+        self.allowed_origins = origins.into_iter().map(|o| normalize_origin(&o.into())).collect();
+        self
+    }
+}
+
+/// An origin as compared: lower case, no trailing slash.
+fn normalize_origin(origin: &str) -> String {
+    origin.trim().trim_end_matches('/').to_ascii_lowercase()
+}
+
+/// Whether a request comes from where this server may be called from: its
+/// `Origin` (a browser's page), or without one its `Host`, is loopback or
+/// one of `allowed` (normalized origins). A request with neither is refused.
+fn origin_admitted(headers: &http::HeaderMap, allowed: &[String]) -> bool {
+    if let Some(origin) = headers.get(http::header::ORIGIN) {
+        let Ok(origin) = origin.to_str() else { return false };
+        let origin = normalize_origin(origin);
+        if allowed.contains(&origin) {
+            return true;
+        }
+        return match origin.split_once("://") {
+            Some(("http" | "https", authority)) => is_loopback(authority),
+            _ => false,
+        };
+    }
+    let Some(host) = headers.get(http::header::HOST).and_then(|h| h.to_str().ok()) else { return false };
+    let host = host.trim().to_ascii_lowercase();
+    is_loopback(&host) || allowed.iter().any(|a| a.split_once("://").is_some_and(|(_, authority)| authority == host))
+}
+
+/// Whether an authority (`host[:port]`) names this machine's loopback.
+fn is_loopback(authority: &str) -> bool {
+    let host = match authority.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((host, port)) if port.is_empty() || port.strip_prefix(':').is_some_and(is_port) => host,
+            _ => return false,
+        },
+        None => match authority.rsplit_once(':') {
+            Some((host, port)) if is_port(port) => host,
+            Some(_) => return false,
+            None => authority,
+        },
+    };
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+fn is_port(text: &str) -> bool {
+    !text.is_empty() && text.len() <= 5 && text.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The path the MCP endpoint is served at.
@@ -57,17 +113,20 @@ pub async fn serve_http(host: McpHost, listener: TcpListener, options: HttpOptio
         .disable_allowed_hosts();
     let sessions = host.clone();
     let mcp = StreamableHttpService::new(move || Ok(sessions.session()), Arc::new(LocalSessionManager::default()), config);
-    let token: Arc<str> = Arc::from(format!("Bearer {}", options.token));
-    let max_body = options.max_body_bytes;
+    let admission = Arc::new(Admission {
+        token: format!("Bearer {}", options.token),
+        max_body: options.max_body_bytes,
+        allowed_origins: options.allowed_origins.iter().map(|o| normalize_origin(o)).collect(),
+    });
     loop {
         let (stream, _) = listener.accept().await?;
         let mcp = mcp.clone();
-        let token = token.clone();
+        let admission = admission.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |request: Request<Incoming>| {
                 let mut mcp = mcp.clone();
-                let token = token.clone();
-                async move { Ok::<_, Infallible>(admit(&mut mcp, &token, max_body, request).await) }
+                let admission = admission.clone();
+                async move { Ok::<_, Infallible>(admit(&mut mcp, &admission, request).await) }
             });
             // A connection that fails (the client went away) ends only itself.
             let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
@@ -77,12 +136,28 @@ pub async fn serve_http(host: McpHost, listener: TcpListener, options: HttpOptio
 
 type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
-/// Check the path, the token, the body's size and that it is JSON-RPC,
-/// then hand the request to rmcp.
-async fn admit<S>(mcp: &mut S, token: &str, max_body: usize, request: Request<Incoming>) -> Response<Body>
+/// What every request is checked against before rmcp sees it.
+struct Admission {
+    /// The whole `Authorization` value: `Bearer <token>`.
+    token: String,
+    max_body: usize,
+    /// Normalized (see [`normalize_origin`]).
+    allowed_origins: Vec<String>,
+}
+
+/// Check the origin, the path, the token, the body's size and that it is
+/// JSON-RPC, then hand the request to rmcp.
+async fn admit<S>(mcp: &mut S, admission: &Admission, request: Request<Incoming>) -> Response<Body>
 where
     S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Body>, Error = Infallible>,
 {
+    let (token, max_body) = (admission.token.as_str(), admission.max_body);
+    if !origin_admitted(request.headers(), &admission.allowed_origins) {
+        return plain(
+            StatusCode::FORBIDDEN,
+            "forbidden: the request's Origin (or Host) is neither loopback nor an origin the server allows (--allowed-origin)",
+        );
+    }
     if request.uri().path() != MCP_PATH {
         return plain(StatusCode::NOT_FOUND, &format!("not found: the MCP endpoint is {MCP_PATH}"));
     }
@@ -177,6 +252,34 @@ mod tests {
         assert!(super::constant_time_eq(b"Bearer abc", b"Bearer abc"));
         assert!(!super::constant_time_eq(b"Bearer abd", b"Bearer abc"));
         assert!(!super::constant_time_eq(b"Bearer ab", b"Bearer abc"));
+    }
+
+    #[test]
+    fn only_loopback_or_listed_origins_are_admitted() {
+        let allowed = vec![super::normalize_origin("https://App.example.com/")];
+        let admitted = |origin: Option<&str>, host: Option<&str>| {
+            let mut headers = http::HeaderMap::new();
+            if let Some(origin) = origin {
+                headers.insert(http::header::ORIGIN, origin.parse().unwrap());
+            }
+            if let Some(host) = host {
+                headers.insert(http::header::HOST, host.parse().unwrap());
+            }
+            super::origin_admitted(&headers, &allowed)
+        };
+        for origin in ["http://localhost:3000", "http://127.0.0.1", "https://127.8.9.10:8443", "http://[::1]:80", "https://app.example.com"] {
+            assert!(admitted(Some(origin), Some("evil.example")), "{origin}");
+        }
+        for origin in ["http://evil.example", "http://localhost.evil.example", "http://127.0.0.1.evil.example", "null", "file://", "http://localhost:x", "https://app.example.com:444"] {
+            assert!(!admitted(Some(origin), Some("127.0.0.1:80")), "{origin}");
+        }
+        for host in ["127.0.0.1:8931", "localhost", "[::1]:8931", "app.example.com"] {
+            assert!(admitted(None, Some(host)), "{host}");
+        }
+        for host in ["evil.example:8931", "10.0.0.1:80", "[::2]:80", "localhost:80:80"] {
+            assert!(!admitted(None, Some(host)), "{host}");
+        }
+        assert!(!admitted(None, None), "neither Origin nor Host");
     }
 
     #[test]
