@@ -46,6 +46,7 @@ pub mod coverage_table;
 mod drift;
 mod error;
 mod finding;
+mod lint;
 pub mod import;
 pub mod load;
 pub mod model;

@@ -68,9 +68,12 @@ pub fn open_with(root: &Path, code_first: Option<&CodeFirstInput>) -> Result<Pro
 }
 
 impl Project {
-    /// Whether config or spec errors stop rendering (and so `sync`).
+    /// Whether config or spec errors stop rendering (and so `sync`). Lint
+    /// findings do not: the specs are well-formed, and `check` (where an
+    /// `[[allow]]` may explain them) fails on them.
     pub fn is_blocked(&self) -> bool {
-        self.config.is_none() || self.config_findings.iter().chain(&self.loaded.findings).any(|f| f.severity == Severity::Error)
+        self.config.is_none()
+            || self.config_findings.iter().chain(&self.loaded.findings).any(|f| f.severity == Severity::Error && !f.rule.starts_with("lint/"))
     }
 
     /// The config and spec findings, sorted: what a blocked `sync` or

@@ -174,10 +174,15 @@ pub fn human(report: &Report) -> String {
         let _ = writeln!(out, "{pad}--> {location}");
         if let Some(text) = source_line {
             let col = f.column.max(1) as usize;
-            let prefix: String = text.chars().take(col - 1).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
-            let width = token_width(text.chars().skip(col - 1));
+            // Invisible and reordering characters are shown escaped, so the
+            // snippet shows what the file holds and the terminal cannot
+            // hide or reorder it; the caret follows the escapes.
+            let shown: Vec<String> = text.chars().map(crate::lint::shown).collect();
+            let prefix: String = shown.iter().take(col - 1).map(|s| if s == "\t" { "\t".to_string() } else { " ".repeat(s.chars().count()) }).collect();
+            let token = token_width(text.chars().skip(col - 1));
+            let width = shown.iter().skip(col - 1).take(token).map(|s| s.chars().count()).sum::<usize>().max(1);
             let _ = writeln!(out, "{pad} |");
-            let _ = writeln!(out, "{} | {}", f.line, text);
+            let _ = writeln!(out, "{} | {}", f.line, shown.concat());
             let _ = writeln!(out, "{pad} | {prefix}{}", "^".repeat(width));
         }
         if let Some(diff) = &f.diff {

@@ -8,8 +8,8 @@
 #![allow(rustdoc::broken_intra_doc_links)]
 
 /// One rule: its id (`family/name`), what it reports, and whether
-/// `[[allow]]` can suppress it (only `coverage/*` and `breaking/*` can:
-/// spec, config and drift findings are fixed, not explained).
+/// `[[allow]]` can suppress it (only `coverage/*`, `breaking/*` and
+/// `lint/*` can: spec, config and drift findings are fixed, not explained).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rule {
     /// The id findings carry, e.g. `spec/parse`.
@@ -77,6 +77,9 @@ rules! {
     CONFIG_ALLOW_TODO_REASON = "config/allow-todo-reason", false, "an [[allow]] entry whose reason contains TODO";
     CONFIG_ALLOW_INVALID = "config/allow-invalid", false, "an [[allow]] entry with an unknown rule or no target";
     CONFIG_ALLOW_UNMATCHED = "config/allow-unmatched", false, "an [[allow]] entry that suppresses nothing";
+    LINT_HIDDEN_TEXT = "lint/hidden-text", true, "a description, title, enum value or schema text holds invisible or reordering characters (Unicode tags, bidi controls, zero-width characters)";
+    LINT_INSTRUCTIONS = "lint/instructions", true, "warning: text addressed to the model instead of describing the capability (\"ignore previous instructions\", <IMPORTANT>, \"do not tell the user\", secrets to read first)";
+    LINT_SHADOWING = "lint/shadowing", true, "warning: a description that names another module's capability (one tool's text steering another's use)";
     IMPORT_INVALID = "import/invalid-tool", false, "import mcp: a tool entry that is not a usable MCP tool object";
     IMPORT_NAME = "import/invalid-name", false, "import mcp: a tool name that is not a valid capability name";
     IMPORT_COLLISION = "import/duplicate-name", false, "import mcp: two tools with the same name";
@@ -110,14 +113,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ids_are_unique_and_only_coverage_and_breaking_are_suppressible() {
+    fn ids_are_unique_and_only_coverage_breaking_and_lint_are_suppressible() {
         let mut ids: Vec<&str> = ALL.iter().map(|r| r.id).collect();
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), ALL.len());
         for r in ALL {
             let family = r.id.split('/').next().unwrap();
-            let may = family == "breaking" || (family == "coverage" && r.id != COVERAGE_PARSE);
+            let may = family == "breaking" || family == "lint" || (family == "coverage" && r.id != COVERAGE_PARSE);
             assert_eq!(r.suppressible, may, "{}", r.id);
         }
     }

@@ -38,7 +38,10 @@ pub(super) fn load_one(file: SpecFile) -> FileResult {
     let path = result.path.clone();
     let mut decoder = Decoder { file: &path, findings: &mut result.findings, names: &mut result.names, code_first: false };
     result.module = match yaml::parse(&text) {
-        Ok(node) => decoder.module(&node),
+        Ok(node) => {
+            crate::lint::tree(&path, &node, None, decoder.findings);
+            decoder.module(&node)
+        }
         Err(err) => {
             decoder.error(rule::SPEC_PARSE, err.pos, err.message);
             None
