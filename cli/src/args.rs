@@ -51,8 +51,10 @@ pub(crate) struct Cli {
 #[derive(Subcommand)]
 pub(crate) enum ImportSource {
     /// MCP `tools/list` entries: files holding one tool object each, a `{"tools": [...]}`
-    /// document, or directories of such files. Category: readOnlyHint → read;
-    /// destructiveHint → execute; openWorldHint → external; otherwise write.
+    /// document, or directories of such files. Category: `_meta["io.capspec/category"]` when
+    /// present; else readOnlyHint: true → read; else openWorldHint (absent means true) →
+    /// external; else write. Hints that differ from the category's defaults are kept in
+    /// `hints`, so a tool without annotations imports as external, never looser.
     Mcp {
         /// Files or directories to import.
         #[arg(required = true)]

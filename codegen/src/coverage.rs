@@ -434,7 +434,9 @@ pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
             ));
         }
     }
-    for (m, c) in set.capabilities() {
+    // An upstream module's server implements it; its pins and `check
+    // --upstream` take the place of impls and tests (DESIGN §12).
+    for (m, c) in set.capabilities().filter(|(m, _)| m.upstream.is_none()) {
         let qualified = format!("{}.{}", m.name, c.name);
         let file = c.file(m);
         match impls.get(&(m.name.as_str(), c.name.as_str())).map(Vec::as_slice) {

@@ -40,6 +40,10 @@ pub struct Row {
     /// Why no test exercises it: the reason of the matching
     /// `[[allow]] rule = "coverage/untested"` entry, when there is one.
     pub gap: Option<String>,
+    /// The `[upstream.*]` server that implements it, in an upstream module
+    /// (its pin and `check --upstream` stand for impl and tests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
 }
 
 /// The coverage table, one row per capability, sorted by module then name.
@@ -102,7 +106,8 @@ pub(crate) fn table(set: &SpecSet, scan: &Scan, allows: &[Allow]) -> CoverageTab
             } else {
                 None
             };
-            Row { capability: format!("{}.{}", m.name, c.name), category: c.category.as_str(), implemented_by, tests, gap }
+            let upstream = m.upstream.as_ref().map(|(server, _)| server.clone());
+            Row { capability: format!("{}.{}", m.name, c.name), category: c.category.as_str(), implemented_by, tests, gap, upstream }
         })
         .collect();
     CoverageTable { capabilities }
@@ -117,12 +122,16 @@ impl CoverageTable {
         for row in &self.capabilities {
             let sites = row.implemented_by.iter().map(|s| format!("`{}:{}`", s.file, s.line)).collect::<Vec<_>>().join("<br>");
             let tests = row.tests.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join("<br>");
-            let gap = match (&row.gap, row.tests.is_empty()) {
-                (Some(reason), _) => cell(reason),
-                (None, true) => "**untested**".to_string(),
-                (None, false) => String::new(),
+            let gap = match (&row.gap, row.tests.is_empty(), &row.upstream) {
+                (Some(reason), _, _) => cell(reason),
+                (None, true, None) => "**untested**".to_string(),
+                (None, _, _) => String::new(),
             };
-            let sites = if sites.is_empty() { "**unimplemented**".to_string() } else { sites };
+            let sites = match &row.upstream {
+                Some(server) => format!("upstream `{}`", cell(server)),
+                None if sites.is_empty() => "**unimplemented**".to_string(),
+                None => sites,
+            };
             out.push_str(&format!("| `{}` | {} | {sites} | {tests} | {gap} |\n", row.capability, row.category));
         }
         out

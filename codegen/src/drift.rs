@@ -115,7 +115,7 @@ pub(crate) fn drift(root: &Path, targets: &Targets, artifacts: &[Artifact]) -> V
 const MAX_DIFF_LINES: usize = 200;
 
 /// A unified diff (on disk → expected) and the first changed line on disk.
-fn unified_diff(path: &str, current: &str, expected: &str) -> (u32, String) {
+pub(crate) fn unified_diff(path: &str, current: &str, expected: &str) -> (u32, String) {
     let diff = similar::TextDiff::from_lines(current, expected);
     let first = diff
         .ops()

@@ -24,7 +24,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::finding::Finding;
-use crate::model::{Annotations, Category, Hints, META_CATEGORY};
+use crate::model::{Annotations, Category, Hints, META_CATEGORY, ModuleSpec};
 use crate::load::keys::SCHEMA_KEYWORDS;
 use crate::load::{self, SpecFile};
 use crate::rules::{IMPORT_COLLISION, IMPORT_INVALID, IMPORT_KEYWORD, IMPORT_NAME};
@@ -125,8 +125,27 @@ pub fn category_of(tool: &Value) -> (Category, Hints, Vec<&'static str>) {
     (category, kept, dropped)
 }
 
+/// How [`import_with`] writes a module beyond the plain import.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ImportOptions<'a> {
+    /// Write an upstream module of this `[upstream.*]` server (DESIGN §12):
+    /// `upstream:`, each capability's `pin` (and `tool` where its name is
+    /// not the tool's), every capability `deferred: true`.
+    pub upstream: Option<&'a str>,
+    /// The module as the project has it (`--update`): its description, and
+    /// for each tool it already pins, the capability's name, category,
+    /// hints, `deferred`, `direct`, `title` and aliases — the project's
+    /// decisions — are kept; descriptions, schemas and pins are the server's.
+    pub keep: Option<&'a ModuleSpec>,
+}
+
 /// Convert tools into one module spec.
 pub fn import(module: &str, tools: &[(String, Value)]) -> Result<Imported, ImportError> {
+    import_with(module, tools, ImportOptions::default())
+}
+
+/// [`import`] with options: an upstream module, and the project's decisions kept.
+pub fn import_with(module: &str, tools: &[(String, Value)], options: ImportOptions<'_>) -> Result<Imported, ImportError> {
     if let Some(problem) = name_problem(module) {
         return Err(ImportError::Module(module.to_string(), problem));
     }
@@ -202,10 +221,17 @@ pub fn import(module: &str, tools: &[(String, Value)]) -> Result<Imported, Impor
                 entry.insert(to.into(), schema);
             }
         }
-        out.capabilities.push(name.to_string());
+        if options.upstream.is_some() {
+            upstream_entry(&mut entry, tool, tool_name, options.keep);
+        }
+        out.capabilities.push(entry["name"].as_str().unwrap_or(name).to_string());
         entries.push(Value::Object(entry));
     }
-    out.yaml = render_yaml(module, &entries);
+    let description = match options.keep {
+        Some(kept) => kept.description.clone(),
+        None => format!("Tools imported from an MCP server ({} tools).", entries.len()),
+    };
+    out.yaml = render_yaml(module, &description, options.upstream, &entries);
     // The result must load cleanly; anything else is reported, not hidden.
     let loaded = load::load_files(vec![SpecFile { path: format!("{module}.yaml"), bytes: out.yaml.clone().into_bytes() }]);
     out.findings.extend(loaded.findings);
@@ -321,20 +347,62 @@ fn fold_nullable(map: &mut Map<String, Value>) {
 
 /// The spec file: YAML whose scalars and schemas are JSON (JSON is YAML
 /// 1.2), so every string is escaped by a JSON encoder, never by hand.
-fn render_yaml(module: &str, entries: &[Value]) -> String {
+/// For an upstream module: the tool's name where the capability's differs,
+/// its pin, and the project's decisions from `keep` (else `deferred`).
+fn upstream_entry(entry: &mut Map<String, Value>, tool: &Value, tool_name: &str, keep: Option<&ModuleSpec>) {
+    let kept = keep.and_then(|m| m.capabilities.iter().find(|c| c.tool.as_deref().unwrap_or(&c.name) == tool_name));
+    match kept {
+        Some(c) => {
+            entry.insert("name".into(), Value::String(c.name.clone()));
+            entry.insert("category".into(), Value::String(c.category.as_str().into()));
+            let hints: Map<String, Value> = c.hints.set().into_iter().map(|(k, v)| (k.to_string(), Value::Bool(v))).collect();
+            if hints.is_empty() { entry.remove("hints") } else { entry.insert("hints".into(), hints.into()) };
+            match &c.title {
+                Some(title) => entry.insert("title".into(), Value::String(title.clone())),
+                None => entry.remove("title"),
+            };
+            if c.aliases.is_empty() {
+                entry.remove("aliases");
+            } else {
+                entry.insert("aliases".into(), c.aliases.iter().cloned().map(Value::String).collect());
+            }
+            if c.deferred {
+                entry.insert("deferred".into(), Value::Bool(true));
+            }
+            if c.direct {
+                entry.insert("direct".into(), Value::Bool(true));
+            }
+        }
+        None => {
+            entry.insert("deferred".into(), Value::Bool(true));
+        }
+    }
+    if entry["name"].as_str() != Some(tool_name) {
+        entry.insert("tool".into(), Value::String(tool_name.into()));
+    }
+    entry.insert("pin".into(), Value::String(capspec_dialects::pin::pin(tool)));
+}
+
+fn render_yaml(module: &str, description: &str, upstream: Option<&str>, entries: &[Value]) -> String {
     let json = |v: &Value| serde_json::to_string(v).expect("values serialize");
     let mut out = String::new();
-    out.push_str("# Imported from MCP tools/list by `cargo xtask import mcp`.\n");
+    match upstream {
+        Some(server) => out.push_str(&format!("# Pinned from the MCP server [upstream.{server}] by `cargo capspec import mcp --upstream {server}`;\n# `--update` rewrites descriptions, schemas and pins and keeps categories, hints, deferred, direct, titles and aliases.\n")),
+        None => out.push_str("# Imported from MCP tools/list by `cargo xtask import mcp`.\n"),
+    }
     out.push_str("# Categories: _meta io.capspec/category; else readOnlyHint → read; else openWorldHint (absent = true) → external; else write.\n");
     out.push_str(&format!("module: {module}\n"));
-    out.push_str(&format!("description: {}\n", json(&Value::String(format!("Tools imported from an MCP server ({} tools).", entries.len())))));
+    out.push_str(&format!("description: {}\n", json(&Value::String(description.to_string()))));
+    if let Some(server) = upstream {
+        out.push_str(&format!("upstream: {server}\n"));
+    }
     out.push_str("capabilities:\n");
     for entry in entries {
         let e = entry.as_object().expect("entries are objects");
         out.push_str(&format!("  - name: {}\n", e["name"].as_str().expect("names are strings")));
         out.push_str(&format!("    category: {}\n", e["category"].as_str().expect("categories are strings")));
         out.push_str(&format!("    description: {}\n", json(&e["description"])));
-        for key in ["aliases", "title", "hints", "input", "output"] {
+        for key in ["aliases", "title", "hints", "input", "output", "deferred", "direct", "tool", "pin"] {
             if let Some(schema) = e.get(key) {
                 out.push_str(&format!("    {key}: {}\n", json(schema)));
             }

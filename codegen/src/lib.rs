@@ -60,6 +60,7 @@ pub mod scaffold;
 mod source;
 mod suppress;
 pub mod sync;
+pub mod upstream;
 mod yaml;
 
 pub use check::{CheckOptions, assert_fresh, check, check_with};

@@ -88,6 +88,9 @@ pub struct ModuleSpec {
     pub file: String,
     /// Its capabilities, sorted by name.
     pub capabilities: Vec<CapabilitySpec>,
+    /// `upstream: <server>`: an MCP server implements every capability
+    /// (DESIGN §12); where the key is written.
+    pub upstream: Option<(String, Pos)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -128,6 +131,11 @@ pub struct CapabilitySpec {
     pub pos: Pos,
     /// Set when the spec is declared in Rust with `#[derive(Capability)]`.
     pub code_first: Option<CodeOrigin>,
+    /// In an upstream module: the tool's name on the server, when it is not
+    /// the capability's name.
+    pub tool: Option<String>,
+    /// In an upstream module: the pin of the tool as it was listed.
+    pub pin: Option<String>,
 }
 
 /// The spec's `hints`: each refines one MCP hint the category leaves open

@@ -58,6 +58,16 @@ pub fn open_with(root: &Path, code_first: Option<&CodeFirstInput>) -> Result<Pro
             let mut loaded = load::load_dir_with(root, &config.specs, resolved.entries);
             loaded.findings.extend(resolved.findings);
             loaded.findings.extend(crate::provider::findings(&loaded.set, &config.generate.providers, &config.specs));
+            for module in &loaded.set.modules {
+                if let Some((server, pos)) = module.upstream.as_ref().filter(|(server, _)| !config.upstreams.contains_key(server)) {
+                    loaded.findings.push(Finding::error(
+                        crate::rules::SPEC_INVALID_VALUE,
+                        &module.file,
+                        *pos,
+                        format!("`upstream: {server}` names no `[upstream.{server}]` in capspec.toml; configure the server there (`command = [...]` or `url = \"…\"`)"),
+                    ));
+                }
+            }
             Finding::sort(&mut loaded.findings);
             loaded
         }

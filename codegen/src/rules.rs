@@ -80,6 +80,10 @@ rules! {
     LINT_HIDDEN_TEXT = "lint/hidden-text", true, "a description, title, enum value or schema text holds invisible or reordering characters (Unicode tags, bidi controls, zero-width characters)";
     LINT_INSTRUCTIONS = "lint/instructions", true, "warning: text addressed to the model instead of describing the capability (\"ignore previous instructions\", <IMPORTANT>, \"do not tell the user\", secrets to read first)";
     LINT_SHADOWING = "lint/shadowing", true, "warning: a description that names another module's capability (one tool's text steering another's use)";
+    UPSTREAM_CHANGED = "upstream/changed", false, "with --upstream: a tool's live definition no longer matches its pin (names which of description, input schema, output schema, title or annotations changed, with a diff)";
+    UPSTREAM_REMOVED = "upstream/removed", false, "with --upstream: a pinned tool the server no longer lists";
+    UPSTREAM_ADDED = "upstream/added", true, "with --upstream, warning: a tool the server lists that no capability pins (not mounted until imported)";
+    UPSTREAM_UNREACHABLE = "upstream/unreachable", false, "with --upstream: the server did not start, connect or list its tools within its timeout";
     IMPORT_INVALID = "import/invalid-tool", false, "import mcp: a tool entry that is not a usable MCP tool object";
     IMPORT_NAME = "import/invalid-name", false, "import mcp: a tool name that is not a valid capability name";
     IMPORT_COLLISION = "import/duplicate-name", false, "import mcp: two tools with the same name";
@@ -113,14 +117,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ids_are_unique_and_only_coverage_breaking_and_lint_are_suppressible() {
+    fn ids_are_unique_and_only_coverage_breaking_lint_and_upstream_added_are_suppressible() {
         let mut ids: Vec<&str> = ALL.iter().map(|r| r.id).collect();
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), ALL.len());
         for r in ALL {
             let family = r.id.split('/').next().unwrap();
-            let may = family == "breaking" || family == "lint" || (family == "coverage" && r.id != COVERAGE_PARSE);
+            let may = family == "breaking" || family == "lint" || r.id == UPSTREAM_ADDED || (family == "coverage" && r.id != COVERAGE_PARSE);
             assert_eq!(r.suppressible, may, "{}", r.id);
         }
     }

@@ -8,6 +8,9 @@
 //! | Anthropic | `{"name", "description", "input_schema"}` | nothing; composition at the root is refused |
 //! | Gemini (function declarations) | `{"name", "description", "parameters"}` | `$ref` inlined (a recursive one is refused); a type array becomes `nullable` or `anyOf`; `const` becomes a one-value `enum`; `additionalProperties`, exclusive bounds, `multipleOf`, `uniqueItems`, non-string enums and formats other than `date-time` move into the description; `oneOf` becomes `anyOf`; `anyOf` stands alone on its node |
 //!
+//! [`pin`] is the other wire rule the generator and the runtime share: the
+//! fingerprint of an MCP tool as a server lists it (DESIGN §12).
+//!
 //! A constraint that moves into the description is a [`Loss`]: the model
 //! reads it, and `invoke` still enforces it. A schema that cannot be
 //! projected at all is a [`Problem::Unsupported`]; a name or tool count the
@@ -34,6 +37,7 @@ use serde_json::{Map, Value, json};
 
 mod gemini;
 mod openai;
+pub mod pin;
 
 /// A model API whose tool format capspec projects into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -2,7 +2,7 @@
 //! may hold. The editor schema is tied to these lists by a test.
 
 /// Keys of a spec file's top level.
-pub(crate) const MODULE_KEYS: &[&str] = &["module", "description", "capabilities"];
+pub(crate) const MODULE_KEYS: &[&str] = &["module", "description", "capabilities", "upstream"];
 /// Keys of one capability entry.
 pub(crate) const CAPABILITY_KEYS: &[&str] = &[
     "name",
@@ -17,6 +17,8 @@ pub(crate) const CAPABILITY_KEYS: &[&str] = &[
     "title",
     "hints",
     "direct",
+    "tool",
+    "pin",
 ];
 /// The supported JSON Schema keywords (the README lists the subset).
 pub(crate) const SCHEMA_KEYWORDS: &[&str] = &[

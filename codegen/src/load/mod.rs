@@ -84,7 +84,7 @@ pub(crate) fn load_files_with(files: Vec<SpecFile>, code_first: Vec<CodeFirstEnt
             loaded.sources.insert(&origin.file, text);
         }
         crate::lint::capability_tree(&origin.file, &node, &mut loaded.findings);
-        let mut decoder = Decoder { file: &origin.file, findings: &mut loaded.findings, names: &mut names, code_first: true };
+        let mut decoder = Decoder { file: &origin.file, findings: &mut loaded.findings, names: &mut names, code_first: true, upstream: false };
         if let Some(problem) = name_problem(&module) {
             decoder.error(rule::SPEC_INVALID_NAME, node.pos, format!("invalid module name in #[capability(module = …)]: {problem}"));
             continue;

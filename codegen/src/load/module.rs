@@ -36,7 +36,7 @@ pub(super) fn load_one(file: SpecFile) -> FileResult {
         }
     };
     let path = result.path.clone();
-    let mut decoder = Decoder { file: &path, findings: &mut result.findings, names: &mut result.names, code_first: false };
+    let mut decoder = Decoder { file: &path, findings: &mut result.findings, names: &mut result.names, code_first: false, upstream: false };
     result.module = match yaml::parse(&text) {
         Ok(node) => {
             crate::lint::tree(&path, &node, None, decoder.findings);
@@ -57,6 +57,8 @@ pub(super) struct Decoder<'a> {
     pub(super) names: &'a mut NameTable,
     /// Decoding a code-first spec (named so in duplicate reports).
     pub(super) code_first: bool,
+    /// Decoding the capabilities of an upstream module (`tool` and `pin` allowed).
+    pub(super) upstream: bool,
 }
 
 impl Decoder<'_> {
@@ -154,6 +156,17 @@ impl Decoder<'_> {
             self.names.modules.entry(stem.clone()).or_default().push((self.file.to_string(), pos));
         }
         let description = self.required_text(entries, "description", "the module", root.pos, "add a one-line `description`");
+        let upstream = get(entries, "upstream").and_then(|node| {
+            let server = self.string(node, "`upstream`")?;
+            match name_problem(&server) {
+                Some(problem) => {
+                    self.error(rule::SPEC_INVALID_VALUE, node.pos, format!("`upstream: {server}` names an `[upstream.*]` server, and {problem}"));
+                    None
+                }
+                None => Some((server, node.pos)),
+            }
+        });
+        self.upstream = upstream.is_some();
         let mut capabilities = Vec::new();
         match get(entries, "capabilities") {
             None => self.error(
@@ -178,7 +191,7 @@ impl Decoder<'_> {
                 ),
             },
         }
-        Some(ModuleSpec { name: stem, description: description?, file: self.file.to_string(), capabilities })
+        Some(ModuleSpec { name: stem, description: description?, file: self.file.to_string(), capabilities, upstream })
     }
 
     pub(super) fn capability(&mut self, node: &Node, module: &str) -> Option<CapabilitySpec> {
@@ -321,10 +334,33 @@ impl Decoder<'_> {
             (Some(n), Some(category)) => self.hints(n, category, &owner),
             _ => Hints::default(),
         };
+        let [tool, pin] = ["tool", "pin"].map(|key| {
+            let node = get(entries, key)?;
+            if !self.upstream {
+                self.error(
+                    rule::SPEC_INVALID_VALUE,
+                    node.pos,
+                    format!("`{key}` of {owner} belongs to upstream modules only (a module with `upstream: <server>`, written by `import mcp --upstream`)"),
+                );
+                return None;
+            }
+            let text = self.string(node, &format!("`{key}`"))?;
+            if key == "pin" && !capspec_dialects::pin::is_pin(&text) {
+                self.error(rule::SPEC_INVALID_VALUE, node.pos, format!("`pin` of {owner} must be `sha256:` and 64 lower-case hex digits, as `import mcp --upstream` writes it"));
+                return None;
+            }
+            if text.is_empty() {
+                self.error(rule::SPEC_INVALID_VALUE, node.pos, format!("`tool` of {owner} is empty; it names the tool on the server"));
+                return None;
+            }
+            Some(text)
+        });
         if !valid {
             return None;
         }
+        let tool = tool.filter(|t| Some(t) != name.as_ref());
         Some(CapabilitySpec {
+            tool,
             wire_name: String::new(),
             title,
             hints,
@@ -340,6 +376,7 @@ impl Decoder<'_> {
             deprecated,
             pos: name_node.map_or(node.pos, |n| n.pos),
             code_first: None,
+            pin,
         })
     }
 

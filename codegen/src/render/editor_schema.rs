@@ -21,6 +21,11 @@ struct SpecFile {
     /// with `#[derive(Capability)]` in a `[code_first]` package (then `[]`
     /// is allowed).
     capabilities: Vec<Capability>,
+    /// An upstream module: its capabilities are the tools of the MCP server
+    /// `[upstream.<this>]` in capspec.toml configures (written by `import
+    /// mcp --upstream`).
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9_]{0,63}$"))]
+    upstream: Option<String>,
 }
 
 /// One capability: a tool a model can call.
@@ -57,6 +62,15 @@ struct Capability {
     hints: Option<Hints>,
     /// `true`: also a direct tool on the MCP code surface.
     direct: Option<bool>,
+    /// Upstream modules only: the tool's name on the server (default: the
+    /// capability name).
+    #[schemars(length(min = 1))]
+    tool: Option<String>,
+    /// Upstream modules only: `sha256:` and the hex SHA-256 of the tool as
+    /// the server listed it (RFC 8785 canonical JSON of name, title,
+    /// description, inputSchema, outputSchema, annotations).
+    #[schemars(regex(pattern = r"^sha256:[0-9a-f]{64}$"))]
+    pin: Option<String>,
 }
 
 /// A name a client has called: `listWorkflows`, `File`, `get-annotated-message`.

@@ -2,7 +2,7 @@
 //! (documented in `--help` and the README); every problem is a located
 //! `config/*` finding.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
 
@@ -14,8 +14,13 @@ use crate::source::Sources;
 use crate::yaml::Pos;
 use capspec_names::did_you_mean;
 
-/// The config file's name, in the project root.
-pub const CONFIG_FILE: &str = "capspec.toml";
+mod reader;
+mod upstream;
+pub use reader::CONFIG_FILE;
+pub(crate) use reader::path_problem;
+use reader::{Entry, Reader};
+pub use upstream::{Start, Transport, Upstream};
+
 
 /// Defaults of every optional key, documented in `--help` and the README.
 pub mod defaults {
@@ -42,6 +47,8 @@ pub struct Config {
     pub coverage: Coverage,
     pub code_first: CodeFirstConfig,
     pub allow: Vec<Allow>,
+    /// `[upstream.NAME]`: the MCP servers whose tools upstream modules pin, by name.
+    pub upstreams: std::collections::BTreeMap<String, Upstream>,
 }
 
 /// `[code_first]`: the crates whose `#[derive(Capability)]` specs join the
@@ -128,87 +135,8 @@ pub fn parse_config(root: &Path, text: &str) -> ConfigLoad {
     ConfigLoad { config, findings: reader.findings }
 }
 
-type Entry<'i> = (&'i toml::Spanned<std::borrow::Cow<'i, str>>, &'i toml::Spanned<DeValue<'i>>);
-
-struct Reader<'t> {
-    text: &'t str,
-    findings: Vec<Finding>,
-}
 
 impl Reader<'_> {
-    fn pos(&self, offset: usize) -> Pos {
-        let before = &self.text[..offset.min(self.text.len())];
-        let line = before.matches('\n').count() as u32 + 1;
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) as u32 + 1;
-        Pos { line, column }
-    }
-
-    fn error(&mut self, rule: &str, pos: Pos, message: String) {
-        self.findings.push(Finding::error(rule, CONFIG_FILE, pos, message));
-    }
-
-    fn unknown_keys(&mut self, table: &DeTable<'_>, allowed: &[&str], section: &str) {
-        for (key, _) in table.iter() {
-            if !allowed.contains(&key.get_ref().as_ref()) {
-                let hint = did_you_mean(key.get_ref(), allowed.iter().copied());
-                let pos = self.pos(key.span().start);
-                self.error(
-                    rule::CONFIG_UNKNOWN_KEY,
-                    pos,
-                    format!("unknown key `{}` in {section}{hint}", key.get_ref()),
-                );
-            }
-        }
-    }
-
-    fn string(&mut self, entry: Option<Entry<'_>>, default: &str) -> String {
-        let Some((key, value)) = entry else { return default.to_string() };
-        match value.get_ref() {
-            DeValue::String(s) => s.to_string(),
-            _ => {
-                let pos = self.pos(value.span().start);
-                self.error(rule::CONFIG_INVALID_VALUE, pos, format!("`{}` must be a string", key.get_ref()));
-                default.to_string()
-            }
-        }
-    }
-
-    fn path(&mut self, entry: Option<Entry<'_>>, default: &str) -> String {
-        let value = self.string(entry, default);
-        if let Some((key, v)) = entry {
-            let pos = self.pos(v.span().start);
-            self.check_path(key.get_ref(), &value, pos);
-        }
-        value
-    }
-
-    fn check_path(&mut self, key: &str, value: &str, pos: Pos) {
-        if let Some(problem) = path_problem(value) {
-            self.error(rule::CONFIG_BAD_PATH, pos, format!("`{key} = {value:?}` {problem}"));
-        }
-    }
-
-    fn paths(&mut self, entry: Option<Entry<'_>>, default: &[&str]) -> Vec<String> {
-        let Some((key, value)) = entry else { return default.iter().map(|s| s.to_string()).collect() };
-        let DeValue::Array(items) = value.get_ref() else {
-            let pos = self.pos(value.span().start);
-            self.error(rule::CONFIG_INVALID_VALUE, pos, format!("`{}` must be a list of paths", key.get_ref()));
-            return default.iter().map(|s| s.to_string()).collect();
-        };
-        let mut out = Vec::new();
-        for item in items.iter() {
-            let pos = self.pos(item.span().start);
-            match item.get_ref() {
-                DeValue::String(s) => {
-                    self.check_path(key.get_ref(), s, pos);
-                    out.push(s.to_string());
-                }
-                _ => self.error(rule::CONFIG_INVALID_VALUE, pos, format!("`{}` entries must be strings", key.get_ref())),
-            }
-        }
-        out
-    }
-
     /// `providers = ["openai", "anthropic", "gemini"]`: each known, none twice.
     fn providers(&mut self, entry: Option<Entry<'_>>) -> Vec<capspec_dialects::Provider> {
         let Some((_, value)) = entry else { return Vec::new() };
@@ -234,20 +162,8 @@ impl Reader<'_> {
         out
     }
 
-    fn section<'a, 'i>(&mut self, table: &'a DeTable<'i>, name: &str) -> Option<&'a DeTable<'i>> {
-        let (key, value) = table.get_key_value(name)?;
-        match value.get_ref() {
-            DeValue::Table(t) => Some(t),
-            _ => {
-                let pos = self.pos(key.span().start);
-                self.error(rule::CONFIG_INVALID_VALUE, pos, format!("`{name}` must be a table (`[{name}]`)"));
-                None
-            }
-        }
-    }
-
     fn config(&mut self, root: &Path, table: &DeTable<'_>) -> Option<Config> {
-        self.unknown_keys(table, &["specs", "snapshot", "generate", "coverage", "code_first", "allow"], "capspec.toml");
+        self.unknown_keys(table, &["specs", "snapshot", "generate", "coverage", "code_first", "allow", "upstream"], "capspec.toml");
         let specs = match table.get_key_value("specs") {
             None => {
                 self.error(
@@ -322,7 +238,8 @@ impl Reader<'_> {
                 }
             },
         };
-        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, code_first, allow })
+        let upstreams = self.upstreams(table);
+        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, code_first, allow, upstreams })
     }
 
     /// `packages = ["agent-host"]`: Cargo package names.
@@ -374,7 +291,7 @@ impl Reader<'_> {
             self.error(
                 rule::CONFIG_ALLOW_INVALID,
                 pos,
-                format!("`[[allow]]` cannot suppress `{rule_name}`{hint}; only `coverage/*` and `breaking/*` findings can be allowed — fix the others"),
+                format!("`[[allow]]` cannot suppress `{rule_name}`{hint}; only `coverage/*`, `breaking/*`, `lint/*` and `upstream/added` findings can be allowed — fix the others"),
             );
             ok = false;
         }
@@ -433,29 +350,6 @@ impl Targets {
     }
 }
 
-/// Why a configured path is unacceptable: absolute, or leaving the root.
-pub(crate) fn path_problem(path: &str) -> Option<&'static str> {
-    if path.is_empty() {
-        return Some("is empty");
-    }
-    let p = Path::new(path);
-    if p.is_absolute() || path.starts_with('/') || path.starts_with('\\') || path.contains(':') && cfg!(windows) {
-        return Some("must be relative to the directory holding capspec.toml");
-    }
-    let mut depth: i64 = 0;
-    for c in p.components() {
-        match c {
-            Component::ParentDir => depth -= 1,
-            Component::Normal(_) => depth += 1,
-            Component::CurDir => {}
-            _ => return Some("must be relative to the directory holding capspec.toml"),
-        }
-        if depth < 0 {
-            return Some("leaves the project root (`..`); paths must stay inside it");
-        }
-    }
-    None
-}
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,173 @@
+//! `[upstream.NAME]` (DESIGN §3): an MCP server whose tools are the
+//! capabilities of the upstream module that names it. Read here; started
+//! only by the commands that say so (`import mcp --upstream`, `check
+//! --upstream`, `serve`) — a plain `check` never starts a server.
+
+use std::collections::BTreeMap;
+
+use toml::de::{DeTable, DeValue};
+
+use super::reader::Reader;
+use crate::rules as rule;
+use crate::yaml::Pos;
+
+/// One configured server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Upstream {
+    /// The key of `[upstream.NAME]`, which an upstream module's `upstream:` names.
+    pub name: String,
+    /// How to reach it.
+    pub transport: Transport,
+    /// When the runtime starts it.
+    pub start: Start,
+    /// Per call (and for connecting and listing), in milliseconds.
+    pub timeout_ms: u64,
+    /// Where its table is written in `capspec.toml`.
+    pub pos: Pos,
+}
+
+/// How a server is reached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    /// A child process speaking MCP on stdin/stdout.
+    Stdio {
+        /// Its argv: the program, then its arguments.
+        command: Vec<String>,
+        /// Added to the child's environment.
+        env: BTreeMap<String, String>,
+        /// Its working directory, relative to the project root.
+        cwd: Option<String>,
+    },
+    /// Streamable HTTP.
+    Http {
+        /// The endpoint.
+        url: String,
+        /// The environment variable holding the bearer token, read at start.
+        token_env: Option<String>,
+    },
+}
+
+/// When the runtime starts a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// At mount, concurrently with the others.
+    Eager,
+    /// On its first call; its catalog comes from its pins.
+    Lazy,
+}
+
+/// `timeout_ms` unless set.
+pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
+
+const KEYS: [&str; 7] = ["command", "env", "cwd", "url", "token_env", "start", "timeout_ms"];
+
+impl Reader<'_> {
+    /// Every `[upstream.NAME]` table; a broken one is reported and left out.
+    pub(super) fn upstreams(&mut self, table: &DeTable<'_>) -> BTreeMap<String, Upstream> {
+        let mut out = BTreeMap::new();
+        let Some(section) = self.section(table, "upstream") else { return out };
+        for (key, value) in section.iter() {
+            let name = key.get_ref().to_string();
+            let pos = self.pos(key.span().start);
+            let DeValue::Table(server) = value.get_ref() else {
+                self.error(rule::CONFIG_INVALID_VALUE, pos, format!("`upstream.{name}` must be a table (`[upstream.{name}]`)"));
+                continue;
+            };
+            if let Some(problem) = capspec_names::name_problem(&name) {
+                self.error(rule::CONFIG_INVALID_VALUE, pos, format!("`[upstream.{name}]`: an upstream's name is what its module's `upstream:` names, and {problem}"));
+                continue;
+            }
+            if let Some(upstream) = self.upstream(&name, server, pos) {
+                out.insert(name, upstream);
+            }
+        }
+        out
+    }
+
+    fn upstream(&mut self, name: &str, server: &DeTable<'_>, pos: Pos) -> Option<Upstream> {
+        let section = format!("[upstream.{name}]");
+        self.unknown_keys(server, &KEYS, &section);
+        let transport = match (server.get_key_value("command"), server.get_key_value("url")) {
+            (Some(_), Some((key, _))) => {
+                let at = self.pos(key.span().start);
+                self.error(rule::CONFIG_INVALID_VALUE, at, format!("{section} has both `command` (stdio) and `url` (HTTP); keep one"));
+                return None;
+            }
+            (None, None) => {
+                self.error(rule::CONFIG_INVALID_VALUE, pos, format!("{section} needs `command = [\"program\", \"arg\", …]` (stdio) or `url = \"https://…/mcp\"` (HTTP)"));
+                return None;
+            }
+            (Some((_, command)), None) => {
+                let at = self.pos(command.span().start);
+                let argv: Option<Vec<String>> = match command.get_ref() {
+                    DeValue::Array(items) => items.iter().map(|i| if let DeValue::String(s) = i.get_ref() { Some(s.to_string()) } else { None }).collect(),
+                    _ => None,
+                };
+                let Some(argv) = argv.filter(|a| a.first().is_some_and(|p| !p.is_empty())) else {
+                    self.error(rule::CONFIG_INVALID_VALUE, at, format!("`command` of {section} must be a non-empty list of strings: the program, then its arguments"));
+                    return None;
+                };
+                let env = self.env(server, &section)?;
+                let cwd = server.get_key_value("cwd").map(|e| self.path(Some(e), "."));
+                Transport::Stdio { command: argv, env, cwd }
+            }
+            (None, Some(entry)) => {
+                let url = self.string(Some(entry), "");
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    let at = self.pos(entry.1.span().start);
+                    self.error(rule::CONFIG_INVALID_VALUE, at, format!("`url` of {section} must be an http:// or https:// URL"));
+                    return None;
+                }
+                let token_env = server.get_key_value("token_env").map(|e| self.string(Some(e), ""));
+                Transport::Http { url, token_env }
+            }
+        };
+        let start = match server.get_key_value("start") {
+            None => Start::Eager,
+            Some(entry) => match self.string(Some(entry), "eager").as_str() {
+                "eager" => Start::Eager,
+                "lazy" => Start::Lazy,
+                other => {
+                    let at = self.pos(entry.1.span().start);
+                    self.error(rule::CONFIG_INVALID_VALUE, at, format!("`start = {other:?}` in {section}: it is \"eager\" or \"lazy\""));
+                    Start::Eager
+                }
+            },
+        };
+        let timeout_ms = match server.get_key_value("timeout_ms") {
+            None => DEFAULT_TIMEOUT_MS,
+            Some((_, value)) => match value.get_ref() {
+                DeValue::Integer(i) if i.as_str().parse::<u64>().is_ok_and(|n| n > 0) => i.as_str().parse().unwrap_or(DEFAULT_TIMEOUT_MS),
+                _ => {
+                    let at = self.pos(value.span().start);
+                    self.error(rule::CONFIG_INVALID_VALUE, at, format!("`timeout_ms` of {section} must be a positive integer (milliseconds)"));
+                    DEFAULT_TIMEOUT_MS
+                }
+            },
+        };
+        Some(Upstream { name: name.to_string(), transport, start, timeout_ms, pos })
+    }
+
+    fn env(&mut self, server: &DeTable<'_>, section: &str) -> Option<BTreeMap<String, String>> {
+        let Some((_, value)) = server.get_key_value("env") else { return Some(BTreeMap::new()) };
+        let at = self.pos(value.span().start);
+        let DeValue::Table(table) = value.get_ref() else {
+            self.error(rule::CONFIG_INVALID_VALUE, at, format!("`env` of {section} must be a table of strings (`env = {{ LOG_LEVEL = \"warn\" }}`)"));
+            return None;
+        };
+        let mut out = BTreeMap::new();
+        for (k, v) in table.iter() {
+            match v.get_ref() {
+                DeValue::String(s) => {
+                    out.insert(k.get_ref().to_string(), s.to_string());
+                }
+                _ => {
+                    let at = self.pos(v.span().start);
+                    self.error(rule::CONFIG_INVALID_VALUE, at, format!("`env.{}` of {section} must be a string", k.get_ref()));
+                    return None;
+                }
+            }
+        }
+        Some(out)
+    }
+}
