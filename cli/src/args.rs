@@ -24,8 +24,12 @@ PROJECT CONFIG (capspec.toml, in the root; paths relative to it):
   packages = []                        Cargo packages whose #[derive(Capability)] specs join the YAML
                                        specs (sync/check build their lib tests to export them)
   record = \"<specs>/code-first.json\"   generated record of what they last exported
-  [[allow]]                            suppress one coverage/* or breaking/* finding:
+  [[allow]]                            suppress one coverage/*, breaking/*, lint/* or upstream/added finding:
   rule = \"…\"  capability = \"…\" (or file = \"…\")  reason = \"a real reason\"
+  [upstream.NAME]                      an MCP server whose tools the module with `upstream: NAME` pins:
+  command = [\"prog\", \"arg\"]            stdio child process (or url = \"https://…/mcp\", token_env = \"VAR\")
+  env = {}  cwd = \".\"                  added to its environment; its directory
+  start = \"eager\"  timeout_ms = 60000  or \"lazy\"; connect + list (and each mounted call)
 
 EXIT CODES:
   0  nothing to report (warnings allowed)
@@ -55,16 +59,31 @@ pub(crate) enum ImportSource {
     /// present; else readOnlyHint: true → read; else openWorldHint (absent means true) →
     /// external; else write. Hints that differ from the category's defaults are kept in
     /// `hints`, so a tool without annotations imports as external, never looser.
+    ///
+    /// With --upstream NAME instead of files: start the server `[upstream.NAME]` of
+    /// capspec.toml, list every tool (all pages) and write the pinned module
+    /// `<specs>/NAME.yaml` (`upstream: NAME`, each tool's `pin`, every capability
+    /// `deferred: true`). An existing module is not overwritten without --update, which
+    /// rewrites descriptions, schemas and pins, keeps the project's categories, hints,
+    /// deferred, direct, titles and aliases, and prints every change.
     Mcp {
         /// Files or directories to import.
-        #[arg(required = true)]
+        #[arg(required_unless_present = "upstream", conflicts_with = "upstream")]
         paths: Vec<PathBuf>,
         /// The module name (and file stem) of the spec to write.
-        #[arg(long)]
-        module: String,
+        #[arg(long, required_unless_present = "upstream", conflicts_with = "upstream")]
+        module: Option<String>,
         /// Directory to write `<module>.yaml` into.
-        #[arg(long, default_value = ".")]
+        #[arg(long, default_value = ".", conflicts_with = "upstream")]
         out: PathBuf,
+        /// Pin the tools of the configured server `[upstream.NAME]` (needs the feature `live`).
+        #[arg(long, value_name = "NAME")]
+        upstream: Option<String>,
+        /// With --upstream: update the existing module, keeping the project's decisions.
+        #[arg(long, requires = "upstream")]
+        update: bool,
+        #[command(flatten)]
+        root: RootArg,
     },
 }
 
@@ -140,6 +159,11 @@ pub(crate) enum Command {
         /// surface. Each entry needs a real reason before check accepts it.
         #[arg(long, requires = "format")]
         suggest_allow: bool,
+        /// Also start every upstream server and compare its tools with their pins
+        /// (`upstream/changed`, `upstream/removed`, `upstream/added`, `upstream/unreachable`;
+        /// needs the feature `live`). Without it, check never starts a server.
+        #[arg(long)]
+        upstream: bool,
     },
 }
 

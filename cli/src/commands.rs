@@ -23,7 +23,15 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
         }
     };
     match cli.command {
-        Command::Import(ImportSource::Mcp { paths, module, out }) => {
+        Command::Import(ImportSource::Mcp { upstream: Some(name), update, root, .. }) => {
+            let root = match root.resolve() {
+                Ok(root) => root,
+                Err(err) => return no_root(err),
+            };
+            crate::live::import_upstream(&root, &name, update)
+        }
+        Command::Import(ImportSource::Mcp { paths, module, out, .. }) => {
+            let module = module.unwrap_or_default();
             let refs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
             let imported = capspec_codegen::import::read_tools(&refs).and_then(|tools| capspec_codegen::import::import(&module, &tools));
             match imported {
@@ -180,7 +188,7 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                 }
             }
         },
-        Command::Check { root, build, format, base, suggest_allow } => {
+        Command::Check { root, build, format, base, suggest_allow, upstream } => {
             if suggest_allow && !matches!(format, FormatArg::Json) {
                 eprintln!("error: --suggest-allow needs --format json");
                 return 2;
@@ -189,8 +197,17 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                 Ok(root) => root,
                 Err(err) => return no_root(err),
             };
+            // The servers first: without the MCP client this fails before any build.
+            let upstream = if upstream {
+                match crate::live::upstream_findings(&root) {
+                    Ok(findings) => findings,
+                    Err(err) => return no_root(err),
+                }
+            } else {
+                Vec::new()
+            };
             let (code_first, export_failures) = build.export(&root);
-            let options = capspec_codegen::CheckOptions { base, code_first, export_failures };
+            let options = capspec_codegen::CheckOptions { base, code_first, export_failures, upstream };
             match capspec_codegen::check_with(&root, &options) {
                 Ok(report) => {
                     let format = match format {

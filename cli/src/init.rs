@@ -101,6 +101,16 @@ impl Source {
             Source::Path(dir) => format!("{krate} = {{ path = {} }}", toml_string(&dir.join(folder).to_string_lossy())),
         }
     }
+
+    /// `capspec-cli` as an xtask depends on it: without the feature `live`
+    /// (the MCP client `--upstream` needs), so the xtask CI builds stays small.
+    fn cli_dep(&self) -> String {
+        let features = "default-features = false, features = [\"mimalloc\"]";
+        match self {
+            Source::Registry(version) => format!("capspec-cli = {{ version = \"{version}\", {features} }}"),
+            Source::Path(dir) => format!("capspec-cli = {{ path = {}, {features} }}", toml_string(&dir.join("cli").to_string_lossy())),
+        }
+    }
 }
 
 /// A TOML basic string.
@@ -184,7 +194,7 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
     let same_manifest = ws_root == root;
     let mut ws_text = if same_manifest { manifest_text.clone() } else { std::fs::read_to_string(ws_root.join("Cargo.toml")).map_err(|e| e.to_string())? };
     let mut ws_added = Vec::new();
-    let cli = source.dep("capspec-cli", "cli");
+    let cli = source.cli_dep();
     out.xtask = adopt_xtask(&ws_root, &up, &cli, &mut out)?;
     if out.xtask == Xtask::Written && workspace.is_some() && add_member(&mut ws_text, "xtask") {
         ws_added.push("[workspace] members += \"xtask\"".to_string());

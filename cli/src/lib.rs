@@ -51,6 +51,7 @@ use std::process::ExitCode;
 mod args;
 mod commands;
 mod init;
+mod live;
 mod root;
 
 /// Run the command line on this process's arguments. Called as the cargo

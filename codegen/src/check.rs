@@ -19,6 +19,9 @@ pub struct CheckOptions {
     pub code_first: Option<CodeFirstInput>,
     /// Packages whose export failed: each is an error finding.
     pub export_failures: Vec<ExportFailure>,
+    /// The `upstream/*` findings of `check --upstream` (the caller lists the
+    /// servers; see [`crate::upstream::compare`]), suppressed like the rest.
+    pub upstream: Vec<Finding>,
 }
 
 /// Run every check on the project at `root`. `Err` means the check could not
@@ -34,6 +37,7 @@ pub fn check_with(root: &Path, options: &CheckOptions) -> Result<Report, FatalEr
     let mut sources = project.loaded.sources;
     let mut findings = project.config_findings;
     findings.extend(options.export_failures.iter().map(ExportFailure::finding));
+    findings.extend(options.upstream.iter().cloned());
     findings.extend(project.loaded.findings);
     let mut scan = None;
     if let Some(Rendered { targets, artifacts }) = rendered {

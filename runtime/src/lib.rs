@@ -40,6 +40,8 @@ mod gate;
 pub mod guest;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "upstream")]
+pub mod upstream;
 pub mod provider;
 mod receipt;
 mod registry;

@@ -1,0 +1,139 @@
+//! The commands that start upstream MCP servers (feature `live`): `import
+//! mcp --upstream` pins a server's tools, `check --upstream` compares them
+//! with their pins. The servers are listed through the runtime's one MCP
+//! client (`capspec::upstream`); everything else is the generator's
+//! (`capspec_codegen::upstream`). Without the feature these commands say
+//! how to get it, so the xtask a project builds in CI carries no MCP
+//! client.
+
+#[cfg(not(feature = "live"))]
+use std::path::Path;
+
+#[cfg(not(feature = "live"))]
+use capspec_codegen::Finding;
+
+#[cfg(not(feature = "live"))]
+const NO_CLIENT: &str = "this build of capspec-cli has no MCP client, which --upstream needs: \
+     `cargo install capspec-cli` has it; in an xtask, depend on capspec-cli with `features = [\"live\"]`";
+
+/// `import mcp --upstream NAME [--update]`; the exit code.
+#[cfg(not(feature = "live"))]
+pub(crate) fn import_upstream(_root: &Path, _name: &str, _update: bool) -> u8 {
+    eprintln!("error: {NO_CLIENT}");
+    2
+}
+
+/// The `upstream/*` findings of `check --upstream`.
+#[cfg(not(feature = "live"))]
+pub(crate) fn upstream_findings(_root: &Path) -> Result<Vec<Finding>, String> {
+    Err(NO_CLIENT.to_string())
+}
+
+#[cfg(feature = "live")]
+pub(crate) use client::{import_upstream, upstream_findings};
+
+#[cfg(feature = "live")]
+mod client {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use capspec::upstream::{Endpoint, Server, UpstreamError, list_tools};
+    use capspec_codegen::load::{self, SpecFile};
+    use capspec_codegen::report::{self, Format, Report};
+    use capspec_codegen::upstream::{self, Change, Transport, Upstream};
+    use capspec_codegen::{Finding, Project};
+    use serde_json::Value;
+
+    /// The server `[upstream.NAME]` configures, resolved against `root`.
+    fn server(root: &Path, upstream: &Upstream) -> Server {
+        let endpoint = match &upstream.transport {
+            Transport::Stdio { command, env, cwd } => {
+                Endpoint::Stdio { command: command.clone(), env: env.clone(), cwd: Some(root.join(cwd.as_deref().unwrap_or("."))) }
+            }
+            Transport::Http { url, token_env } => Endpoint::Http { url: url.clone(), token: token_env.as_ref().and_then(|v| std::env::var(v).ok()) },
+        };
+        Server { name: upstream.name.clone(), endpoint, timeout: Duration::from_millis(upstream.timeout_ms) }
+    }
+
+    fn list(root: &Path, upstream: &Upstream) -> Result<Vec<Value>, UpstreamError> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a current-thread runtime starts");
+        runtime.block_on(list_tools(&server(root, upstream)))
+    }
+
+    fn open(root: &Path) -> Result<Project, String> {
+        let project = capspec_codegen::open(root).map_err(|e| e.to_string())?;
+        if project.config.is_none() {
+            let (findings, sources) = project.into_findings();
+            print!("{}", report::render(&Report { findings, sources }, Format::Human));
+            return Err("capspec.toml has errors (above)".into());
+        }
+        Ok(project)
+    }
+
+    pub(crate) fn import_upstream(root: &Path, name: &str, update: bool) -> u8 {
+        match import(root, name, update) {
+            Ok(code) => code,
+            Err(err) => {
+                eprintln!("error: {err}");
+                2
+            }
+        }
+    }
+
+    fn import(root: &Path, name: &str, update: bool) -> Result<u8, String> {
+        let project = open(root)?;
+        let config = project.config.as_ref().expect("open checked it");
+        let Some(upstream) = config.upstreams.get(name) else {
+            let known: Vec<String> = config.upstreams.keys().map(|k| format!("`{k}`")).collect();
+            let known = if known.is_empty() { "none is configured".to_string() } else { format!("configured: {}", known.join(", ")) };
+            return Err(format!("capspec.toml has no `[upstream.{name}]` ({known}); add it with `command = [...]` or `url = \"…\"`"));
+        };
+        let rel = format!("{}/{name}.yaml", config.specs);
+        let path = root.join(&rel);
+        let existing = project.loaded.set.module(name).filter(|m| m.file == rel);
+        match (path.exists(), update, existing) {
+            (true, false, _) => return Err(format!("`{rel}` exists; `import mcp --upstream {name} --update` re-pins it and keeps your decisions")),
+            (true, true, None) => return Err(format!("`{rel}` has errors (`cargo xtask check` shows them); fix them before --update, which keeps what the file decides")),
+            _ => {}
+        }
+        eprintln!("listing [upstream.{name}] …");
+        let tools = list(root, upstream).map_err(|e| format!("[upstream.{name}]: {e}"))?;
+        let pinned = upstream::pin_module(name, name, &tools, existing).map_err(|e| e.to_string())?;
+        std::fs::create_dir_all(root.join(&config.specs)).and_then(|()| std::fs::write(&path, &pinned.yaml)).map_err(|e| format!("cannot write `{rel}`: {e}"))?;
+        let report = Report { findings: pinned.findings, sources: Default::default() };
+        if !report.findings.is_empty() {
+            print!("{}", report::render(&report, Format::Human));
+        }
+        if let Some(old) = existing {
+            let new = load::load_files(vec![SpecFile { path: rel.clone(), bytes: pinned.yaml.into_bytes() }]).set.modules.into_iter().next();
+            let changes = new.map(|new| upstream::changes(old, &new)).unwrap_or_default();
+            for change in &changes {
+                println!("{change}");
+                if let Change::Changed { diff, .. } = change {
+                    for line in diff.lines() {
+                        println!("         {line}");
+                    }
+                }
+            }
+            println!("updated {rel}: {} tools pinned, {} changes", pinned.capabilities.len(), changes.len());
+        } else {
+            println!("pinned {} tools of [upstream.{name}] into {rel}; review their categories, then `cargo xtask sync`", pinned.capabilities.len());
+        }
+        Ok(report.exit_code() as u8)
+    }
+
+    pub(crate) fn upstream_findings(root: &Path) -> Result<Vec<Finding>, String> {
+        let project = open(root)?;
+        let config = project.config.as_ref().expect("open checked it");
+        let mut findings = Vec::new();
+        for module in &project.loaded.set.modules {
+            let Some(upstream) = module.upstream.as_ref().and_then(|(server, _)| config.upstreams.get(server)) else { continue };
+            eprintln!("listing [upstream.{}] …", upstream.name);
+            match list(root, upstream) {
+                Ok(tools) => findings.extend(upstream::compare(module, &tools)),
+                Err(e) => findings.push(upstream::unreachable(module, &e.to_string())),
+            }
+        }
+        Ok(findings)
+    }
+}

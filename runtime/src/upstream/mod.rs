@@ -1,0 +1,146 @@
+//! Upstream MCP servers, as a client (feature `upstream`, DESIGN §12): the
+//! servers a project's upstream modules pin. This is the one MCP client
+//! capspec has: the command line lists a server's tools through it (`import
+//! mcp --upstream`, `check --upstream`).
+//!
+//! A server here is what `[upstream.NAME]` configures, resolved by the
+//! caller (paths made absolute, the token read): the runtime does not read
+//! `capspec.toml`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::transport::TokioChildProcess;
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+
+/// How to reach one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A child process speaking MCP on stdin/stdout.
+    Stdio {
+        /// The program, then its arguments.
+        command: Vec<String>,
+        /// Added to the child's environment.
+        env: BTreeMap<String, String>,
+        /// Its working directory.
+        cwd: Option<PathBuf>,
+    },
+    /// Streamable HTTP at this URL.
+    Http {
+        /// The endpoint.
+        url: String,
+        /// The bearer token, when the server wants one.
+        token: Option<String>,
+    },
+}
+
+/// One upstream server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Server {
+    /// Its name (`[upstream.NAME]`), for messages.
+    pub name: String,
+    /// How to reach it.
+    pub endpoint: Endpoint,
+    /// How long starting, connecting and listing may take together.
+    pub timeout: Duration,
+}
+
+/// Why a server could not be listed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpstreamError {
+    /// The child process could not be started.
+    #[error("`{program}` could not be started: {message}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// What the system said.
+        message: String,
+    },
+    /// It started but did not complete the MCP handshake or the listing.
+    #[error("{message}{}", stderr_tail(.stderr))]
+    Protocol {
+        /// What went wrong.
+        message: String,
+        /// The end of what it wrote to stderr.
+        stderr: String,
+    },
+    /// Nothing within the timeout.
+    #[error("no tool list within {} ms{}", .timeout.as_millis(), stderr_tail(.stderr))]
+    Timeout {
+        /// The timeout.
+        timeout: Duration,
+        /// The end of what it wrote to stderr.
+        stderr: String,
+    },
+    /// This build cannot reach the endpoint.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+fn stderr_tail(stderr: &str) -> String {
+    let text = stderr.trim();
+    if text.is_empty() { String::new() } else { format!("; its stderr ends: {text}") }
+}
+
+/// At most this much of a child's stderr is kept for a message.
+const STDERR_TAIL: usize = 2048;
+
+/// Start `server`, list every tool (all pages) as the JSON objects it sent,
+/// and stop it. The child is killed when this returns, whatever happened.
+pub async fn list_tools(server: &Server) -> Result<Vec<Value>, UpstreamError> {
+    let (command, env, cwd) = match &server.endpoint {
+        Endpoint::Stdio { command, env, cwd } => (command, env, cwd),
+        Endpoint::Http { url, .. } => {
+            return Err(UpstreamError::Unsupported(format!("`{url}`: Streamable HTTP upstreams are not supported by this build yet; run the server over stdio (`command = [...]`)")));
+        }
+    };
+    let program = command.first().cloned().unwrap_or_default();
+    let mut cmd = tokio::process::Command::new(&program);
+    cmd.args(&command[1..]).envs(env).kill_on_drop(true);
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| UpstreamError::Spawn { program: program.clone(), message: e.to_string() })?;
+    // Read stderr as it comes (a full pipe would stall the child), keeping the tail.
+    let tail = tokio::spawn(async move {
+        let mut kept = Vec::new();
+        if let Some(mut stderr) = stderr {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                kept.extend_from_slice(&buf[..n]);
+                if kept.len() > STDERR_TAIL {
+                    kept.drain(..kept.len() - STDERR_TAIL);
+                }
+            }
+        }
+        String::from_utf8_lossy(&kept).into_owned()
+    });
+    let listed = tokio::time::timeout(server.timeout, async {
+        let client = ().serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
+        let tools = client.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"));
+        let _ = client.cancel().await;
+        tools
+    })
+    .await;
+    let stderr_text = |tail: tokio::task::JoinHandle<String>| async move {
+        match tokio::time::timeout(Duration::from_millis(200), tail).await {
+            Ok(Ok(text)) => text,
+            _ => String::new(),
+        }
+    };
+    match listed {
+        Ok(Ok(tools)) => Ok(tools.into_iter().map(|t| serde_json::to_value(t).expect("tools serialize")).collect()),
+        Ok(Err(message)) => Err(UpstreamError::Protocol { message, stderr: stderr_text(tail).await }),
+        Err(_) => Err(UpstreamError::Timeout { timeout: server.timeout, stderr: stderr_text(tail).await }),
+    }
+}
