@@ -51,6 +51,7 @@ mod spec;
 mod surface;
 pub mod testing;
 mod tiered;
+pub mod trace;
 mod validate;
 
 pub use capspec_macros::{Capability, capability};

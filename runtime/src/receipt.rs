@@ -18,6 +18,18 @@ pub enum GateDecision {
     Blocked,
 }
 
+impl GateDecision {
+    /// As in receipts: `auto`, `approved`, `denied`, `blocked`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateDecision::Auto => "auto",
+            GateDecision::Approved => "approved",
+            GateDecision::Denied => "denied",
+            GateDecision::Blocked => "blocked",
+        }
+    }
+}
+
 /// How the call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -28,6 +40,17 @@ pub enum Status {
     Failed,
     /// The call never reached the implementation.
     Refused,
+}
+
+impl Status {
+    /// As in receipts: `ok`, `failed`, `refused`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+            Status::Refused => "refused",
+        }
+    }
 }
 
 /// What one call did: the capability, the gate's decision, how it ended and how long it took.

@@ -404,27 +404,34 @@ impl Mounted {
     }
 
     /// Call a capability by name or alias: the one ladder. Every outcome is
-    /// recorded as a receipt on `run`.
+    /// recorded as a receipt on `run` and as its `execute_tool` span
+    /// (`capspec::trace`): both come from here.
     pub async fn invoke(&self, run: &Run, name: &str, args: Value) -> Result<Value, CallError> {
         let start = Instant::now();
         let mut waited = Duration::ZERO;
-        let (capability, decision, result) = self.ladder(run, name, args, &mut waited).await;
+        let span = crate::trace::call(run.mode());
+        let (capability, decision, result) = tracing::Instrument::instrument(self.ladder(run, name, args, &mut waited, &span), span.clone()).await;
         let capability = capability.to_string();
         let status = match &result {
             Ok(_) => Status::Ok,
             Err(e) if e.code == ErrorCode::Failed => Status::Failed,
             Err(_) => Status::Refused,
         };
+        crate::trace::finished(&span, decision, status, result.as_ref().err());
         run.record(Receipt { capability, decision, status, duration: start.elapsed().saturating_sub(waited) });
         result
     }
 
-    async fn ladder<'a>(&'a self, run: &Run, name: &'a str, args: Value, waited: &mut Duration) -> (&'a str, Option<GateDecision>, Result<Value, CallError>) {
+    async fn ladder<'a>(&'a self, run: &Run, name: &'a str, args: Value, waited: &mut Duration, span: &tracing::Span) -> (&'a str, Option<GateDecision>, Result<Value, CallError>) {
         // 1. lookup
         let entry = match self.entry(name) {
             Ok(entry) => entry,
-            Err(err) => return (name, None, Err(err)),
+            Err(err) => {
+                crate::trace::resolved(span, None, name);
+                return (name, None, Err(err));
+            }
         };
+        crate::trace::resolved(span, Some(entry.spec), name);
         let refuse = |code: ErrorCode, message: String| CallError { code, message, capability: entry.qualified.clone() };
         if !run.take_call() {
             let err = refuse(ErrorCode::LimitExceeded, format!("the run's limit of {} calls is used up", run.limits().max_calls));

@@ -25,6 +25,23 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Write every span — each capability call's `execute_tool` span, under the guest action
+    /// or MCP request that made it — to FILE, one JSON object per line. Logs go to stderr,
+    /// filtered by RUST_LOG (default: warn).
+    #[arg(long, value_name = "FILE", global = true)]
+    trace_file: Option<PathBuf>,
+}
+
+mod trace;
+
+/// Logs to stderr (RUST_LOG), and with `--trace-file` every span to the file.
+fn init_tracing(trace_file: Option<&std::path::Path>) -> std::io::Result<()> {
+    use tracing_subscriber::prelude::*;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(filter);
+    let file = trace_file.map(trace::TraceFile::create).transpose()?;
+    tracing_subscriber::registry().with(logs).with(file).init();
+    Ok(())
 }
 
 #[derive(Subcommand)]
@@ -120,6 +137,10 @@ fn main() -> ExitCode {
             return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
         }
     };
+    if let Err(e) = init_tracing(cli.trace_file.as_deref()) {
+        eprintln!("agent-host: cannot write the trace file: {e}");
+        return ExitCode::from(2);
+    }
     let modules = match &cli.command {
         Command::Run { session, .. } | Command::Call { session, .. } | Command::Serve { session, .. } => &session.modules.modules,
         Command::Catalog { modules } => &modules.modules,

@@ -67,7 +67,9 @@ pub(super) fn run<'scope, 'env>(guest: &'env Settings, scope: &'scope std::threa
             outstanding += 1;
             let tx = tx.clone();
             let mounted = &guest.mounted;
+            let action = tracing::Span::current();
             scope.spawn(move || {
+                let _entered = action.enter();
                 let _ = tx.send((call.id, invoke(mounted, run, call.name, call.args)));
             });
         }

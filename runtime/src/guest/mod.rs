@@ -89,14 +89,21 @@ impl Guest {
     /// caller's thread size — is what a deep recursion meets.
     pub fn run(&self, run: &Run, source: &str) -> GuestOutcome {
         const HEADROOM: usize = 2 * 1024 * 1024;
+        // The action's span is the parent of its calls' spans, on whichever
+        // thread the engine and the calls run.
+        let span = crate::trace::action(source.len());
         if self.settings.limits.stack_bytes <= GuestLimits::DEFAULT.stack_bytes {
+            let _entered = span.enter();
             return std::thread::scope(|scope| event_loop::run(&self.settings, scope, run, source));
         }
         std::thread::scope(|scope| {
             let engine = std::thread::Builder::new()
                 .name("capspec-guest".into())
                 .stack_size(self.settings.limits.stack_bytes + HEADROOM)
-                .spawn_scoped(scope, || event_loop::run(&self.settings, scope, run, source));
+                .spawn_scoped(scope, || {
+                    let _entered = span.enter();
+                    event_loop::run(&self.settings, scope, run, source)
+                });
             match engine.map(|t| t.join()) {
                 Ok(Ok(outcome)) => outcome,
                 Ok(Err(panic)) => std::panic::resume_unwind(panic),

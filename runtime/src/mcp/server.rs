@@ -154,7 +154,12 @@ impl McpSession {
         (self.host.inner.prepare)(Gate::new(self.host.inner.mode, approver, self.allow.clone()))
     }
 
+    /// One `tools/call`, in its `mcp.request` span (the parent of its calls' spans).
     async fn call(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>) -> rmcp::model::CallToolResult {
+        tracing::Instrument::instrument(self.call_in_span(name, arguments, context), crate::trace::mcp_tools_call(name)).await
+    }
+
+    async fn call_in_span(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>) -> rmcp::model::CallToolResult {
         let shared = &self.host.inner;
         let run = self.run(context);
         match shared.callable.get(name) {
@@ -164,7 +169,9 @@ impl McpSession {
                     _ => return tools::refused(ErrorCode::InvalidArguments, EXECUTE_CODE, "`execute_code` takes {\"code\": string}: an ES module whose default export is the action"),
                 };
                 let guest = shared.guest.clone();
+                let request = tracing::Span::current();
                 let done = tokio::task::spawn_blocking(move || {
+                    let _entered = request.enter();
                     let outcome = guest.run(&run, &code);
                     (outcome, run)
                 })
