@@ -213,9 +213,11 @@ pub(super) fn call_result(outcome: Result<Value, CallError>, output: Option<&Val
     result(structured, false, meta)
 }
 
-/// The two resources.
+/// The two resources. `resultType` is what the 2026-07-28 revision
+/// requires; rmcp strips it for a peer on an earlier one.
 pub(super) fn resource_list() -> ListResourcesResult {
     decode(json!({
+        "resultType": "complete",
         "resources": [
             { "uri": CAPABILITIES_URI, "name": "capabilities", "title": "Capabilities (JSON)", "mimeType": "application/json",
               "description": "The mounted capabilities: names, categories, schemas, annotations (capabilities.json)." },
@@ -227,5 +229,5 @@ pub(super) fn resource_list() -> ListResourcesResult {
 
 /// One resource's text.
 pub(super) fn resource_contents(uri: &str, mime: &str, text: &str) -> ReadResourceResult {
-    decode(json!({ "contents": [{ "uri": uri, "mimeType": mime, "text": text }] }))
+    decode(json!({ "resultType": "complete", "contents": [{ "uri": uri, "mimeType": mime, "text": text }] }))
 }

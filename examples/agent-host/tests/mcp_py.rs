@@ -1,0 +1,28 @@
+//! `agent-host serve` with Python's official MCP client (`mcp`, pinned in
+//! tests/py/requirements.txt), over stdio and over Streamable HTTP
+//! (tests/py/mcp_e2e.py): tools, a read call, a refusal as text and
+//! `_meta`, both resources. The client negotiates the protocol itself and
+//! speaks 2026-07-28. Skips with a notice where the venv is absent; CI
+//! (which builds it) sets CAPSPEC_REQUIRE_PYTHON_TOOLS so it may not.
+
+use std::process::Command;
+
+use capspec_testkit::{TempDir, repo_root, skip};
+
+#[test]
+fn the_python_sdk_client_works_over_stdio_and_http() {
+    let python = repo_root().join("tests/py/.venv/bin/python");
+    let installed = Command::new(&python).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());
+    if !installed {
+        skip(Some("CAPSPEC_REQUIRE_PYTHON_TOOLS"), "Python's mcp client is not installed (python3 -m venv tests/py/.venv && tests/py/.venv/bin/pip install -r tests/py/requirements.txt); skipping the Python MCP client test");
+        return;
+    }
+    let scratch = TempDir::new("mcp-python");
+    let out = Command::new(&python).arg(repo_root().join("tests/py/mcp_e2e.py")).arg(env!("CARGO_BIN_EXE_agent-host")).arg(scratch.path()).output().expect("python runs");
+    let text = capspec_testkit::text(&out);
+    assert!(out.status.success(), "the Python client failed:\n{text}");
+    let last = String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or_default().to_string();
+    let summary: serde_json::Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("no JSON summary ({e}):\n{text}"));
+    assert_eq!(summary["stdio"], "2026-07-28", "{text}");
+    assert_eq!(summary["http"], "2026-07-28", "{text}");
+}
