@@ -24,8 +24,14 @@ pub const PINNED_MEMBERS: [&str; 6] = ["name", "title", "description", "inputSch
 /// ```
 pub fn pin(tool: &Value) -> String {
     let pinned: Map<String, Value> = PINNED_MEMBERS.iter().filter_map(|k| tool.get(*k).map(|v| (k.to_string(), v.clone()))).collect();
+    digest(&Value::Object(pinned))
+}
+
+/// `sha256:` + the hex SHA-256 of `value`'s RFC 8785 canonical JSON: equal
+/// for equal JSON values, whatever their member order.
+pub fn digest(value: &Value) -> String {
     let mut text = String::new();
-    canonical(&Value::Object(pinned), &mut text);
+    canonical(value, &mut text);
     let digest = Sha256::digest(text.as_bytes());
     let mut out = String::from("sha256:");
     for byte in digest {

@@ -5,8 +5,13 @@ examples/agent-host/tests/mcp_py.rs:
     python mcp_e2e.py <agent-host binary> <scratch dir>
 
 The client negotiates the protocol itself (it probes `server/discover`, so it
-speaks 2026-07-28 to capspec). Every check asserts; the last line printed is
-a JSON summary.
+speaks 2026-07-28 to capspec). On that revision an `ask` is an
+`input_required` round: the client answers the elicitation and retries with
+the sealed `requestState`. Checked here: an ask accepted and one declined;
+forged, altered and replayed-for-other-arguments states refused by name; and
+two instances sharing only the token and the state key behind a round-robin
+proxy, where 50 approved writes each land their two rounds on either
+instance. Every check asserts; the last line printed is a JSON summary.
 """
 
 import asyncio
@@ -14,10 +19,154 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.request import Request, urlopen
+from urllib.error import HTTPError
 
 import httpx2
+import mcp.types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+
+APPROVAL = "io.capspec/approval"
+
+
+def answering(action, asked):
+    async def elicit(_ctx, params):
+        asked.append(params.message)
+        return types.ElicitResult(action=action, content={} if action == "accept" else None)
+
+    return elicit
+
+
+async def gate(binary, workspace):
+    """Default mode on 2026-07-28: the write asks through input_required."""
+    params = StdioServerParameters(command=binary, args=["serve", "--surface", "tools", "--mode", "default", "--workspace", workspace])
+    asked = []
+    async with Client(params, elicitation_callback=answering("accept", asked)) as client:
+        ok = await client.call_tool("write_file", {"path": "yes.txt", "content": "yes"})
+        assert not ok.is_error, ok
+        assert ok.meta["io.capspec/receipts"][0]["decision"] == "approved", ok.meta
+        assert len(asked) == 1 and "workspace.write_file" in asked[0], asked
+    assert open(os.path.join(workspace, "yes.txt")).read() == "yes"
+    async with Client(params, elicitation_callback=answering("decline", asked)) as client:
+        no = await client.call_tool("write_file", {"path": "no.txt", "content": "no"})
+        assert no.is_error and no.meta["io.capspec/error"]["error"] == "permission_denied", no
+        assert "declined" in no.meta["io.capspec/error"]["message"], no.meta
+    assert not os.path.exists(os.path.join(workspace, "no.txt"))
+    # Driving the rounds by hand: the state is checked before anything runs.
+    async with Client(params, elicitation_callback=answering("accept", asked)) as client:
+        return await tampering(client.session, workspace)
+
+
+async def tampering(session, workspace):
+    args = {"path": "t.txt", "content": "t"}
+    first = await session.call_tool("write_file", args, allow_input_required=True)
+    assert isinstance(first, types.InputRequiredResult), first
+    assert APPROVAL in first.input_requests, first
+    state = first.request_state
+    accept = {APPROVAL: types.ElicitResult(action="accept", content={})}
+    refusals = {}
+    for case, retry_args, retry_state in [
+        ("forged", args, "rs2." + "A" * 60),
+        ("altered", args, state[:-6] + ("AAAAAA" if not state.endswith("AAAAAA") else "BBBBBB")),
+        ("replayed", {"path": "t.txt", "content": "other"}, state),
+    ]:
+        result = await session.call_tool("write_file", retry_args, input_responses=accept, request_state=retry_state)
+        assert result.is_error, (case, result)
+        error = result.meta["io.capspec/error"]
+        assert error["error"] == "permission_denied", (case, error)
+        refusals[case] = error["message"]
+    assert "forged or altered" in refusals["forged"] and "forged or altered" in refusals["altered"], refusals
+    assert "other arguments" in refusals["replayed"], refusals
+    assert not os.path.exists(os.path.join(workspace, "t.txt")), "no tampered round ran the write"
+    done = await session.call_tool("write_file", args, input_responses=accept, request_state=state)
+    assert not done.is_error, done
+    assert open(os.path.join(workspace, "t.txt")).read() == "t"
+    return sorted(refusals)
+
+
+class RoundRobin(BaseHTTPRequestHandler):
+    """Each request to the next instance, as a load balancer without affinity does."""
+
+    targets = []
+    turn = 0
+    lock = threading.Lock()
+    landed = {}
+
+    def log_message(self, *args):
+        pass
+
+    def _forward(self):
+        with RoundRobin.lock:
+            target = RoundRobin.targets[RoundRobin.turn % len(RoundRobin.targets)]
+            RoundRobin.turn += 1
+            RoundRobin.landed[target] = RoundRobin.landed.get(target, 0) + 1
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if self.command == "POST" else None
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
+        try:
+            with urlopen(Request(target, data=body, headers=headers, method=self.command), timeout=30) as answer:
+                status, answer_headers, data = answer.status, answer.headers, answer.read()
+        except HTTPError as e:
+            status, answer_headers, data = e.code, e.headers, e.read()
+        self.send_response(status)
+        for k, v in answer_headers.items():
+            if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_POST = _forward
+    do_GET = _forward
+    do_DELETE = _forward
+
+
+def start(binary, args):
+    server = subprocess.Popen([binary, "serve", *args], stderr=subprocess.PIPE, text=True)
+    for line in server.stderr:
+        if "serving MCP at " in line:
+            return server, line.split("serving MCP at ", 1)[1].strip()
+    raise AssertionError("the server printed no address")
+
+
+async def scale_out(binary, scratch):
+    """Two instances, one token and one state key, behind round robin."""
+    token_file = os.path.join(scratch, "scale-token")
+    key_file = os.path.join(scratch, "state-key")
+    with open(token_file, "w") as f:
+        f.write("scale-token\n")
+    with open(key_file, "w") as f:
+        f.write("k" * 48 + "\n")
+    workspace = os.path.join(scratch, "scale")
+    os.makedirs(workspace, exist_ok=True)
+    servers = [
+        start(binary, ["--http", "127.0.0.1:0", "--token-file", token_file, "--state-key-file", key_file, "--surface", "tools", "--mode", "default", "--workspace", workspace])
+        for _ in range(2)
+    ]
+    RoundRobin.targets = [url for _, url in servers]
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), RoundRobin)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{proxy.server_address[1]}/mcp"
+        asked = []
+        async with httpx2.AsyncClient(headers={"Authorization": "Bearer scale-token"}, timeout=30) as http:
+            async with Client(streamable_http_client(url, http_client=http), elicitation_callback=answering("accept", asked)) as client:
+                for i in range(50):
+                    result = await client.call_tool("write_file", {"path": f"w{i}.txt", "content": str(i)})
+                    assert not result.is_error, (i, result)
+                    assert result.meta["io.capspec/receipts"][0]["decision"] == "approved", result.meta
+                refused = await tampering(client.session, workspace)
+        assert len(asked) == 50, len(asked)
+        assert all(open(os.path.join(workspace, f"w{i}.txt")).read() == str(i) for i in range(50))
+        assert all(n > 50 for n in RoundRobin.landed.values()) and len(RoundRobin.landed) == 2, RoundRobin.landed
+        return {"writes": 50, "requests_per_instance": sorted(RoundRobin.landed.values()), "refused": refused}
+    finally:
+        proxy.shutdown()
+        for server, _ in servers:
+            server.kill()
+            server.wait()
 
 
 async def exercise(client, workspace):
@@ -76,6 +225,11 @@ async def main(binary, scratch):
     finally:
         server.kill()
         server.wait()
+
+    gate_ws = os.path.join(scratch, "gate")
+    os.makedirs(gate_ws, exist_ok=True)
+    summary["gate_refused"] = await gate(binary, gate_ws)
+    summary["scale_out"] = await scale_out(binary, scratch)
     print(json.dumps(summary))
 
 

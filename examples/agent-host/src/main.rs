@@ -75,6 +75,11 @@ enum Command {
         /// token or not, so a web page cannot reach the server through DNS rebinding.
         #[arg(long, value_name = "ORIGIN", requires = "http")]
         allowed_origin: Vec<String>,
+        /// A file holding the key (at least 32 bytes) that seals the `requestState` of a
+        /// 2026-07-28 approval round; instances serving one client behind a load balancer
+        /// share it. Without it, a random key per process.
+        #[arg(long, value_name = "FILE")]
+        state_key_file: Option<PathBuf>,
         /// `code`: the `execute_code` tool plus capabilities marked `direct: true`;
         /// `tools`: one tool per non-deferred capability, named by its wire name.
         #[arg(long, value_parser = parse_surface, default_value = "code")]
@@ -211,18 +216,46 @@ fn main() -> ExitCode {
             print!("{}", mounted.catalog());
             ExitCode::SUCCESS
         }
-        Command::Serve { http, token_file, allowed_origin, surface, session } => serve(mounted, http.zip(token_file), allowed_origin, surface, &session),
+        Command::Serve { http, token_file, allowed_origin, state_key_file, surface, session } => {
+            let key = match state_key_file.as_deref().map(read_state_key).transpose() {
+                Ok(key) => key,
+                Err(e) => {
+                    eprintln!("agent-host: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            serve(mounted, http.zip(token_file), allowed_origin, key, surface, &session)
+        }
     }
 }
 
 /// `agent-host serve`: every MCP call runs with the workspace and memory
 /// of this process, in the fixed mode.
-fn serve(mounted: capspec::Mounted, http: Option<(std::net::SocketAddr, PathBuf)>, allowed_origins: Vec<String>, surface: capspec::mcp::Surface, options: &SessionArgs) -> ExitCode {
+/// The `--state-key-file` key: the file's bytes, surrounding whitespace trimmed.
+fn read_state_key(file: &std::path::Path) -> Result<capspec::mcp::StateKey, String> {
+    let bytes = std::fs::read(file).map_err(|e| format!("cannot read the state key file `{}`: {e}", file.display()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    capspec::mcp::StateKey::new(text.trim().as_bytes().to_vec()).map_err(|e| format!("the state key file `{}`: {e}", file.display()))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn serve(
+    mounted: capspec::Mounted,
+    http: Option<(std::net::SocketAddr, PathBuf)>,
+    allowed_origins: Vec<String>,
+    state_key: Option<capspec::mcp::StateKey>,
+    surface: capspec::mcp::Surface,
+    options: &SessionArgs,
+) -> ExitCode {
     let Some(workspace) = open_workspace(options) else { return ExitCode::from(2) };
     let memory = SessionMemory::default();
     let for_runs = mounted.clone();
     let host = capspec::mcp::McpHost::new(capspec::guest::Guest::new(mounted), surface, options.mode)
         .prepare_run(move |gate| Run::new(gate).with(workspace.clone()).with(memory.clone()).with(for_runs.clone()));
+    let host = match state_key {
+        Some(key) => host.with_state_key(key),
+        None => host,
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {

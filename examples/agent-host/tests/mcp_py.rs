@@ -2,15 +2,19 @@
 //! tests/py/requirements.txt), over stdio and over Streamable HTTP
 //! (tests/py/mcp_e2e.py): tools, a read call, a refusal as text and
 //! `_meta`, both resources. The client negotiates the protocol itself and
-//! speaks 2026-07-28. Skips with a notice where the venv is absent; CI
-//! (which builds it) sets CAPSPEC_REQUIRE_PYTHON_TOOLS so it may not.
+//! speaks 2026-07-28, where an `ask` is an `input_required` round: accepted,
+//! declined, and forged, altered and replayed states refused; then two
+//! instances sharing only the token and the state key behind a round-robin
+//! proxy serve 50 approved writes. Skips with a notice where the venv is
+//! absent; CI (which builds it) sets CAPSPEC_REQUIRE_PYTHON_TOOLS so it may
+//! not.
 
 use std::process::Command;
 
 use capspec_testkit::{TempDir, repo_root, skip};
 
 #[test]
-fn the_python_sdk_client_works_over_stdio_and_http() {
+fn the_python_sdk_client_works_over_stdio_and_http_and_approves_through_input_required() {
     let python = repo_root().join("tests/py/.venv/bin/python");
     let installed = Command::new(&python).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());
     if !installed {
@@ -25,4 +29,9 @@ fn the_python_sdk_client_works_over_stdio_and_http() {
     let summary: serde_json::Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("no JSON summary ({e}):\n{text}"));
     assert_eq!(summary["stdio"], "2026-07-28", "{text}");
     assert_eq!(summary["http"], "2026-07-28", "{text}");
+    let refused = serde_json::json!(["altered", "forged", "replayed"]);
+    assert_eq!(summary["gate_refused"], refused, "{text}");
+    assert_eq!(summary["scale_out"]["writes"], 50, "{text}");
+    assert_eq!(summary["scale_out"]["refused"], refused, "{text}");
+    eprintln!("scale-out: {}", summary["scale_out"]);
 }

@@ -11,14 +11,18 @@
 //!
 //! `server.rs` holds both; `tools.rs` turns specs into MCP tools, results
 //! and the capabilities resource; `approve.rs` turns the gate's `ask` into
-//! an elicitation; `transport.rs` serves stdio and HTTP (bearer token, body
-//! limit, JSON-RPC shape).
+//! an elicitation (2025-11-25 sessions); `mrtr.rs` into an `input_required`
+//! round with a sealed `requestState` (2026-07-28, stateless); `transport.rs`
+//! serves stdio and HTTP (Origin/Host, bearer token, body limit, JSON-RPC
+//! shape).
 
 mod approve;
+mod mrtr;
 mod server;
 mod tools;
 mod transport;
 
+pub use mrtr::{APPROVAL_INPUT, StateKey};
 pub use server::{McpHost, McpSession, PrepareRun, Surface};
 pub use tools::{CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE, META_ERROR};
 pub use transport::{HttpOptions, MCP_PATH, serve_http, serve_stdio};

@@ -13,7 +13,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use crate::error::ErrorCode;
-use crate::gate::{Gate, Mode, SessionAllow};
+use crate::gate::{Approver, Gate, Mode, SessionAllow};
 use crate::guest::Guest;
 use crate::registry::Mounted;
 use crate::run::Run;
@@ -21,6 +21,7 @@ use crate::spec::Spec;
 use crate::validate::{Objects, Validator};
 
 use super::approve;
+use super::mrtr::{self, StateKey};
 use super::tools::{self, CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE};
 
 /// Which tools a session lists (DESIGN §10).
@@ -68,6 +69,8 @@ struct Shared {
     /// The mount's capabilities.json and catalog.
     capabilities_json: String,
     catalog: String,
+    /// Seals the `requestState` of a 2026-07-28 ask.
+    state_key: StateKey,
 }
 
 enum Callable {
@@ -91,7 +94,17 @@ impl McpHost {
     /// Build each call's run with `prepare` (add the host's extensions).
     pub fn prepare_run(self, prepare: impl Fn(Gate) -> Run + Send + Sync + 'static) -> McpHost {
         let shared = &self.inner;
-        McpHost::build(shared.guest.clone(), shared.surface, shared.mode, Arc::new(prepare))
+        McpHost::build(shared.guest.clone(), shared.surface, shared.mode, Arc::new(prepare)).with_state_key(shared.state_key.clone())
+    }
+
+    /// Seal the `requestState` of 2026-07-28 asks with `key` (instances
+    /// that serve one client behind a load balancer share it); without
+    /// this, a random key per process.
+    pub fn with_state_key(self, key: StateKey) -> McpHost {
+        let shared = &self.inner;
+        let mut host = McpHost::build(shared.guest.clone(), shared.surface, shared.mode, shared.prepare.clone());
+        Arc::get_mut(&mut host.inner).expect("just built").state_key = key;
+        host
     }
 
     fn build(guest: Guest, surface: Surface, mode: Mode, prepare: PrepareRun) -> McpHost {
@@ -119,7 +132,8 @@ impl McpHost {
         }
         let capabilities_json = tools::capabilities_json(&mounted, guest.import_specifier());
         let catalog = mounted.catalog();
-        McpHost { inner: Arc::new(Shared { mounted, surface, mode, prepare, guest, tools, callable, capabilities_json, catalog }) }
+        let state_key = StateKey::random();
+        McpHost { inner: Arc::new(Shared { mounted, surface, mode, prepare, guest, tools, callable, capabilities_json, catalog, state_key }) }
     }
 
     /// A new session: its own allow-set, the shared mount.
@@ -147,23 +161,34 @@ pub struct McpSession {
 }
 
 impl McpSession {
-    /// The run of one `tools/call`: the host's mode, this session's
-    /// allow-set, and an approver that elicits when the client can answer.
-    fn run(&self, context: &RequestContext<RoleServer>) -> Run {
-        let approver = approve::approver(&context.peer);
-        (self.host.inner.prepare)(Gate::new(self.host.inner.mode, approver, self.allow.clone()))
+    /// The run of one `tools/call`: the host's mode, and either (2025-11-25)
+    /// this session's allow-set and an approver that elicits when the
+    /// client can answer, or (2026-07-28, `stateless`) the request's own
+    /// approver and no allow-set to remember anything in.
+    fn run(&self, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>) -> Run {
+        let (approver, allow) = match stateless {
+            Some(approver) => (approver, SessionAllow::new()),
+            None => (approve::approver(&context.peer), self.allow.clone()),
+        };
+        (self.host.inner.prepare)(Gate::new(self.host.inner.mode, approver, allow))
     }
 
     /// One `tools/call`, in its `mcp.request` span (the parent of its calls' spans).
-    async fn call(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>) -> rmcp::model::CallToolResult {
-        tracing::Instrument::instrument(self.call_in_span(name, arguments, context), crate::trace::mcp_tools_call(name)).await
+    async fn call(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>) -> rmcp::model::CallToolResult {
+        tracing::Instrument::instrument(self.call_in_span(name, arguments, context, stateless), crate::trace::mcp_tools_call(name)).await
     }
 
-    async fn call_in_span(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>) -> rmcp::model::CallToolResult {
+    async fn call_in_span(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>) -> rmcp::model::CallToolResult {
         let shared = &self.host.inner;
-        let run = self.run(context);
         match shared.callable.get(name) {
             Some(Callable::ExecuteCode) => {
+                // An action cannot be resumed after an input_required round
+                // (re-running it would repeat its calls): on 2026-07-28 its
+                // asks are denied with the reason.
+                let stateless = stateless.map(|_| -> Arc<dyn Approver> {
+                    Arc::new(crate::gate::HeadlessApprover::new("this MCP request (on protocol 2026-07-28 an action's asks cannot be answered; call the capability's own tool, whose ask the client can answer)"))
+                });
+                let run = self.run(context, stateless);
                 let code = match arguments.get("code") {
                     Some(Value::String(code)) => code.clone(),
                     _ => return tools::refused(ErrorCode::InvalidArguments, EXECUTE_CODE, "`execute_code` takes {\"code\": string}: an ES module whose default export is the action"),
@@ -182,6 +207,7 @@ impl McpSession {
                 }
             }
             Some(Callable::Capability { qualified, output, declares_output }) => {
+                let run = self.run(context, stateless);
                 let result = shared.mounted.invoke(&run, qualified, arguments).await;
                 tools::call_result(result, output.as_deref(), *declares_output, qualified, &run)
             }
@@ -219,7 +245,24 @@ impl ServerHandler for McpSession {
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
-        Ok(self.call(&request.name, arguments, &context).await.into())
+        // 2025-11-25 and earlier: sessions, and asks as elicitation requests.
+        if context.protocol_version().is_none_or(|v| v.has_initialize()) {
+            return Ok(self.call(&request.name, arguments, &context, None).await.into());
+        }
+        // 2026-07-28: stateless; an ask is an input_required round.
+        let key = &self.host.inner.state_key;
+        let answer = match mrtr::verify(key, request.request_state.as_deref(), request.input_responses.as_ref()) {
+            Ok(answer) => answer,
+            Err(reason) => return Ok(tools::refused(ErrorCode::PermissionDenied, &request.name, &reason).into()),
+        };
+        let can_ask = context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.form.is_some() || e.url.is_none());
+        let approver = Arc::new(mrtr::Mrtr::new(answer, can_ask));
+        let result = self.call(&request.name, arguments, &context, Some(approver.clone())).await;
+        let asked = approver.asked.lock().unwrap_or_else(|e| e.into_inner()).take();
+        Ok(match asked {
+            Some(request) => mrtr::input_required(key, &request).into(),
+            None => result.into(),
+        })
     }
 
     async fn list_resources(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {

@@ -1,0 +1,176 @@
+//! The gate's `ask` on a 2026-07-28 request: that revision is stateless, so
+//! an ask is answered through a multi round-trip request. The call returns
+//! an `input_required` result carrying a form elicitation and a
+//! `requestState` sealed with the host's key (HMAC, rmcp's
+//! `RequestStateCodec`) that binds the capability, a digest of its
+//! validated arguments and an expiry; the client retries with the answer
+//! and the state. Nothing is kept between requests, so any instance
+//! sharing the key can answer the retry. An approval covers that one call.
+//!
+//! A retry whose state is forged or altered, expired, or sealed for another
+//! capability or other arguments is refused with a named reason.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{InputRequest, InputRequests, InputRequiredResult, InputResponses, RequestStateCodec, RequestStateError, SealOptions};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::gate::{Approval, ApprovalRequest, Approver, BoxFuture};
+
+/// The key of the approval in `inputRequests` / `inputResponses`.
+pub const APPROVAL_INPUT: &str = "io.capspec/approval";
+/// How long an `input_required` answer may take.
+const STATE_TTL: Duration = Duration::from_secs(600);
+/// Bound into every sealed state, so no other sealed value of the same key passes.
+const PURPOSE: &[u8] = b"capspec approval v1";
+
+/// The key that seals `requestState` (instances behind one load balancer
+/// share it: `--state-key-file`; otherwise random per process).
+#[derive(Clone)]
+pub struct StateKey(Arc<RequestStateCodec>);
+
+impl std::fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StateKey(..)")
+    }
+}
+
+impl StateKey {
+    /// A key from these bytes (at least 32).
+    pub fn new(key: impl Into<Vec<u8>>) -> Result<StateKey, String> {
+        RequestStateCodec::try_new(key).map(|codec| StateKey(Arc::new(codec))).map_err(|e| e.to_string())
+    }
+
+    /// A random key, for one process.
+    pub fn random() -> StateKey {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).expect("the system has a random source");
+        StateKey::new(key.to_vec()).expect("32 bytes is long enough")
+    }
+}
+
+/// What a sealed state says: this capability with these arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Sealed {
+    capability: String,
+    args: String,
+}
+
+fn sealed_for(request: &ApprovalRequest) -> Sealed {
+    Sealed { capability: request.capability.clone(), args: capspec_dialects::pin::digest(&request.args) }
+}
+
+/// A retry's answer, once its state is verified.
+#[derive(Debug, Clone)]
+pub(super) struct Answer {
+    sealed: Sealed,
+    accepted: bool,
+}
+
+/// Check a retry's `requestState` and answer: `Ok(None)` for a first
+/// round, `Err` with why a state is refused.
+pub(super) fn verify(key: &StateKey, state: Option<&str>, responses: Option<&InputResponses>) -> Result<Option<Answer>, String> {
+    let Some(state) = state else { return Ok(None) };
+    let sealed: Sealed = key.0.open_json_with(state, PURPOSE).map_err(|e| match e {
+        RequestStateError::Expired => "the approval's requestState has expired; call again to be asked again".to_string(),
+        _ => "the requestState is forged or altered (it does not verify with this server's key); call again to be asked again".to_string(),
+    })?;
+    let response = responses.and_then(|r| r.get(APPROVAL_INPUT)).ok_or_else(|| format!("the retry carries no `{APPROVAL_INPUT}` input response"))?;
+    let accepted = response.get("action").and_then(Value::as_str) == Some("accept");
+    Ok(Some(Answer { sealed, accepted }))
+}
+
+/// The approver of one 2026-07-28 call: answers from a verified retry, or
+/// records what must be asked (the call then returns `input_required`).
+pub(super) struct Mrtr {
+    answer: Option<Answer>,
+    /// The client declared form elicitation on this request.
+    can_ask: bool,
+    pub(super) asked: Mutex<Option<ApprovalRequest>>,
+}
+
+impl Mrtr {
+    pub(super) fn new(answer: Option<Answer>, can_ask: bool) -> Mrtr {
+        Mrtr { answer, can_ask, asked: Mutex::new(None) }
+    }
+}
+
+/// The denial that stands for "ask the client": the call returns
+/// `input_required` instead of this refusal.
+const ASKING: &str = "asking the client (input_required)";
+
+impl Approver for Mrtr {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        let verdict = match &self.answer {
+            Some(answer) if answer.sealed == sealed_for(request) => {
+                if answer.accepted {
+                    Approval::AllowOnce
+                } else {
+                    Approval::Deny(format!("the user declined `{}` in the client", request.capability))
+                }
+            }
+            Some(answer) if answer.sealed.capability != request.capability => {
+                Approval::Deny(format!("the requestState approves `{}`, not `{}`; call again to be asked", answer.sealed.capability, request.capability))
+            }
+            Some(_) => Approval::Deny(format!("the requestState approves `{}` with other arguments than this call's; call again to be asked", request.capability)),
+            None if self.can_ask => {
+                *self.asked.lock().unwrap_or_else(|e| e.into_inner()) = Some(request.clone());
+                Approval::Deny(ASKING.to_string())
+            }
+            None => Approval::Deny("this MCP request (the client did not declare elicitation in its request's capabilities)".to_string()),
+        };
+        Box::pin(std::future::ready(verdict))
+    }
+}
+
+/// The `input_required` result that asks the client to approve `request`.
+pub(super) fn input_required(key: &StateKey, request: &ApprovalRequest) -> InputRequiredResult {
+    let what = request.message.clone().unwrap_or_else(|| format!("call `{}` with {}", request.capability, request.args));
+    let message = format!("Allow {what}? `{}` is a {} capability and the server is in {} mode. This approves this one call.", request.capability, request.category, request.mode.as_str());
+    let elicitation: InputRequest = serde_json::from_value(json!({
+        "method": "elicitation/create",
+        "params": { "mode": "form", "message": message, "requestedSchema": { "type": "object", "properties": {} } },
+    }))
+    .expect("the approval form is a valid elicitation");
+    InputRequiredResult::new(Some(InputRequests::from_iter([(APPROVAL_INPUT.to_string(), elicitation)])), Some(seal(key, request, STATE_TTL)))
+}
+
+/// The `requestState` approving `request`, valid for `ttl`.
+fn seal(key: &StateKey, request: &ApprovalRequest, ttl: Duration) -> String {
+    key.0.seal_json_with(&sealed_for(request), &SealOptions::new().associated_data(PURPOSE).ttl(ttl)).expect("the sealed state serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Category;
+
+    fn request(args: Value) -> ApprovalRequest {
+        ApprovalRequest { capability: "notes.create_note".into(), category: Category::Write, mode: crate::Mode::Default, message: None, args }
+    }
+
+    fn accepted() -> InputResponses {
+        InputResponses::from_iter([(APPROVAL_INPUT.to_string(), json!({"action": "accept", "content": {}}))])
+    }
+
+    #[test]
+    fn states_verify_only_intact_unexpired_and_under_the_same_key() {
+        let key = StateKey::random();
+        let state = seal(&key, &request(json!({"title": "t"})), STATE_TTL);
+        let answer = verify(&key, Some(&state), Some(&accepted())).unwrap().unwrap();
+        assert!(answer.accepted && answer.sealed == sealed_for(&request(json!({"title": "t"}))));
+        // The digest does not depend on member order, and does on any value.
+        assert_eq!(answer.sealed, sealed_for(&request(json!({"title": "t"}))));
+        assert_ne!(answer.sealed, sealed_for(&request(json!({"title": "u"}))));
+        let other = StateKey::random();
+        assert!(verify(&other, Some(&state), Some(&accepted())).unwrap_err().contains("forged or altered"));
+        let expired = seal(&key, &request(json!({})), Duration::from_millis(1));
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(verify(&key, Some(&expired), Some(&accepted())).unwrap_err().contains("expired"));
+        assert!(verify(&key, Some(&state), None).unwrap_err().contains("no `io.capspec/approval` input response"));
+        assert!(verify(&key, None, None).unwrap().is_none(), "a first round carries no state");
+        assert!(StateKey::new(b"short".to_vec()).is_err(), "a key needs 32 bytes");
+    }
+}
