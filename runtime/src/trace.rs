@@ -9,12 +9,13 @@ use tracing::Span;
 use tracing::field::Empty;
 
 use crate::error::CallError;
-use crate::gate::Mode;
+use crate::run::Run;
 use crate::receipt::{GateDecision, Status};
 use crate::spec::Spec;
 
-/// The span of one call, before its capability is known.
-pub(crate) fn call(mode: Mode) -> Span {
+/// The span of one call, before its capability is known. Its fields are
+/// evaluated only when a subscriber wants the span.
+pub(crate) fn call(run: &Run) -> Span {
     tracing::info_span!(
         target: "capspec",
         "execute_tool",
@@ -23,7 +24,7 @@ pub(crate) fn call(mode: Mode) -> Span {
         "gen_ai.tool.name" = Empty,
         "capspec.module" = Empty,
         "capspec.category" = Empty,
-        "capspec.mode" = mode.as_str(),
+        "capspec.mode" = run.mode().as_str(),
         "capspec.decision" = Empty,
         "capspec.status" = Empty,
         "error.type" = Empty,

@@ -134,3 +134,38 @@ fn tool_and_pin_belong_to_upstream_modules_of_configured_servers() {
         ]
     );
 }
+
+/// The code surface over the three reference servers pinned together (their
+/// capabilities deferred, as `import mcp --upstream` writes them): what a
+/// model always loads — `execute_code`'s description, the action contract
+/// and the mounted catalog — against the three servers' `tools/list` JSON,
+/// in o200k_base tokens. Goal ≤ 0.25.
+#[test]
+fn the_code_surface_over_three_servers_is_a_fraction_of_their_tools_list() {
+    let corpus = fixtures().join("import/corpus/mcp-reference-servers");
+    let bpe = tiktoken_rs::o200k_base().expect("the o200k_base table is built in");
+    let mut files = Vec::new();
+    let mut json_tokens = 0;
+    for (module, server) in [("everything", "server-everything"), ("fs", "server-filesystem"), ("memory", "server-memory")] {
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(corpus.join(format!("{server}.json"))).unwrap()).unwrap();
+        let tools = doc["tools"].as_array().unwrap().clone();
+        json_tokens += bpe.encode_ordinary(&serde_json::to_string(&serde_json::json!({ "tools": tools })).unwrap()).len();
+        let pinned = upstream::pin_module(module, module, &tools, None).unwrap();
+        files.push(SpecFile { path: format!("specs/{module}.yaml"), bytes: pinned.yaml.into_bytes() });
+    }
+    let loaded = load::load_files(files);
+    assert!(loaded.findings.is_empty(), "{:?}", loaded.findings);
+    let artifacts = capspec_codegen::render::render_all(&loaded.set, &capspec_codegen::render::Targets::defaults());
+    // Each module's catalog section, as the bindings embed it (its page less the marker line).
+    let catalog: Vec<&str> = artifacts
+        .iter()
+        .filter(|a| a.path.starts_with("catalog/") && a.path.ends_with(".md") && a.path != "catalog/CATALOG.md")
+        .map(|a| a.contents.split_once('\n').map_or("", |(_, rest)| rest))
+        .collect();
+    assert_eq!(catalog.len(), 3);
+    let description = format!("{}\n\n{}", capspec::guest::ACTION_CONTRACT, catalog.join("\n"));
+    let tokens = bpe.encode_ordinary(&description).len();
+    let ratio = tokens as f64 / json_tokens as f64;
+    eprintln!("code surface over everything + filesystem + memory: {tokens} tokens; their tools/list JSON {json_tokens} tokens; ratio {ratio:.3}");
+    assert!(ratio <= 0.25, "{tokens} / {json_tokens} = {ratio:.3}");
+}

@@ -36,6 +36,23 @@ use crate::run::Run;
 
 pub use limits::GuestLimits;
 pub use outcome::{GuestError, GuestOutcome, LimitKind};
+
+/// What a model needs to know to write an action, before the catalog of
+/// what it may import: the MCP tool `execute_code`'s description is this
+/// and the mounted catalog, and a host's own prompt may use it the same way.
+pub const ACTION_CONTRACT: &str = "Run a JavaScript action against this session's capabilities.\n\n\
+`code` is an ES module. Import the modules listed below by their specifiers; \
+its default export is the action — a value, or an (async) function whose awaited \
+return value is the result. Every capability call returns a promise and passes \
+the host's permission gate; a refused call throws an `Error` whose `.code` is one of \
+`unknown_capability`, `ambiguous_capability`, `invalid_arguments`, `permission_denied`, \
+`blocked_in_plan_mode`, `failed`, `timeout`, `limit_exceeded`, which the action may catch. \
+`await capabilities.search(query)` finds capabilities the catalog lists by name only, \
+with their signatures. Each catalog entry gives the category, then the signature \
+(`?` optional, `= default`, bounds in parentheses, `/* … */` what a parameter is; a parameter \
+without a type is a string; enum values that are plain words are unquoted). \
+`console.*` lines come back as `logs`. The result is `{result, error, receipts, logs}`; \
+it is an error when the action threw or hit a limit (CPU time, memory, stack, calls, output).";
 use settings::Settings;
 
 /// Runs guest actions against a session's mounted modules.

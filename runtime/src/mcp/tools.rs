@@ -26,21 +26,6 @@ const META_RECEIPTS: &str = "io.capspec/receipts";
 /// The `_meta` key of a refused or failed call's error object.
 pub const META_ERROR: &str = "io.capspec/error";
 
-/// What `execute_code`'s description says before the catalog.
-const ACTION_CONTRACT: &str = "Run a JavaScript action against this session's capabilities.\n\n\
-`code` is an ES module. Import the modules listed below by their specifiers; \
-its default export is the action — a value, or an (async) function whose awaited \
-return value is the result. Every capability call returns a promise and passes \
-the host's permission gate; a refused call throws an `Error` whose `.code` is one of \
-`unknown_capability`, `ambiguous_capability`, `invalid_arguments`, `permission_denied`, \
-`blocked_in_plan_mode`, `failed`, `timeout`, `limit_exceeded`, which the action may catch. \
-`await capabilities.search(query)` finds capabilities the catalog lists by name only, \
-with their signatures. Each catalog entry gives the category, then the signature \
-(`?` optional, `= default`, bounds in parentheses, `/* … */` what a parameter is; a parameter \
-without a type is a string; enum values that are plain words are unquoted). \
-`console.*` lines come back as `logs`. The result is `{result, error, receipts, logs}`; \
-it is an error when the action threw or hit a limit (CPU time, memory, stack, calls, output).";
-
 fn decode<T: serde::de::DeserializeOwned>(value: Value) -> T {
     serde_json::from_value(value).expect("capspec writes MCP values rmcp reads")
 }
@@ -50,7 +35,7 @@ pub(super) fn execute_code_tool(mounted: &Mounted) -> Tool {
     decode(json!({
         "name": EXECUTE_CODE,
         "title": "Run a JavaScript action",
-        "description": format!("{ACTION_CONTRACT}\n\n{}", mounted.catalog()),
+        "description": format!("{}\n\n{}", crate::guest::ACTION_CONTRACT, mounted.catalog()),
         "inputSchema": {
             "type": "object",
             "properties": { "code": { "type": "string", "description": "An ES module whose default export is the action." } },
