@@ -1,0 +1,83 @@
+// `agent-host serve` with the official TypeScript SDK v2 client
+// (@modelcontextprotocol/client), pinned to protocol revision 2026-07-28
+// (stateless: server/discover, per-request capabilities, input_required).
+// Run by examples/agent-host/tests/mcp_sdk.rs:
+//
+//   node mcp-v2.mjs <agent-host binary> <scratch dir>
+//
+// Checks over stdio: the tools, a read call, an ask accepted and one
+// declined through input_required, both resources, and execute_code.
+// Every check asserts; the last line printed is a JSON summary.
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+
+const [binary, scratch] = process.argv.slice(2);
+const summary = {};
+
+async function connect(surface, answer, workspace) {
+  const c = new Client({ name: "capspec-v2-e2e", version: "1" }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  c.asked = 0;
+  c.setRequestHandler("elicitation/create", async () => {
+    c.asked += 1;
+    return answer === "accept" ? { action: "accept", content: {} } : { action: "decline" };
+  });
+  await c.connect(new StdioClientTransport({ command: binary, args: ["serve", "--surface", surface, "--mode", "default", "--workspace", workspace], stderr: "ignore" }));
+  return c;
+}
+
+// --- tools surface ----------------------------------------------------------
+{
+  const ws = join(scratch, "tools");
+  mkdirSync(ws, { recursive: true });
+  const c = await connect("tools", "accept", ws);
+  assert.equal(c.getNegotiatedProtocolVersion(), "2026-07-28");
+  const names = (await c.listTools()).tools.map((t) => t.name);
+  assert.ok(names.includes("read_file") && names.includes("write_file") && names.includes("tool_search"), names.join(","));
+  const listed = await c.callTool({ name: "list_files", arguments: {} });
+  assert.equal(listed.isError, false, JSON.stringify(listed));
+  assert.deepEqual(listed.structuredContent.entries, []);
+  const written = await c.callTool({ name: "write_file", arguments: { path: "yes.txt", content: "yes" } });
+  assert.equal(written.isError, false, JSON.stringify(written));
+  assert.equal(written._meta["io.capspec/receipts"][0].decision, "approved");
+  assert.equal(c.asked, 1, "asked through input_required once");
+  assert.equal(readFileSync(join(ws, "yes.txt"), "utf8"), "yes");
+  const resources = (await c.listResources()).resources.map((r) => r.uri);
+  assert.deepEqual(resources, ["capspec://capabilities", "capspec://catalog"]);
+  const catalog = (await c.readResource({ uri: "capspec://catalog" })).contents[0];
+  assert.match(catalog.text, /## workspace/);
+  await c.close();
+
+  const d = await connect("tools", "decline", ws);
+  const declined = await d.callTool({ name: "write_file", arguments: { path: "no.txt", content: "no" } });
+  assert.equal(declined.isError, true);
+  assert.equal(declined.structuredContent, undefined, "write_file declares an output schema: no structured error");
+  const error = declined._meta["io.capspec/error"];
+  assert.equal(error.error, "permission_denied");
+  assert.match(error.message, /declined/);
+  assert.deepEqual(JSON.parse(declined.content[0].text), error);
+  assert.ok(!existsSync(join(ws, "no.txt")));
+  await d.close();
+  summary.tools = "ok";
+}
+
+// --- code surface -------------------------------------------------------------
+{
+  const ws = join(scratch, "code");
+  mkdirSync(ws, { recursive: true });
+  const c = await connect("code", "accept", ws);
+  const names = (await c.listTools()).tools.map((t) => t.name).sort();
+  assert.deepEqual(names, ["execute_code", "read_file"]);
+  const ran = await c.callTool({
+    name: "execute_code",
+    arguments: { code: 'import workspace from "@capspec/host/workspace";\nexport default async () => (await workspace.list_files({})).entries.length;' },
+  });
+  assert.equal(ran.isError, false, JSON.stringify(ran));
+  assert.equal(ran.structuredContent.result, 0);
+  assert.deepEqual(ran.structuredContent.receipts.map((r) => [r.capability, r.status]), [["workspace.list_files", "ok"]]);
+  await c.close();
+  summary.code = "ok";
+}
+console.log(JSON.stringify(summary));
