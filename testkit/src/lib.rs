@@ -115,6 +115,24 @@ pub fn skip(required_by: Option<&str>, why: &str) {
     let _ = writeln!(std::io::stderr(), "NOTICE: {why}");
 }
 
+/// Run the Node script `tests/ts/<script>` with `args` (from `tests/ts`),
+/// where the npm `package` is installed there (`npm ci --prefix tests/ts`):
+/// the last line of its stdout — the scripts print a JSON summary last —
+/// after asserting it succeeded. `None`, with a skip notice, where node or
+/// the package is absent (a failure where CI set CAPSPEC_REQUIRE_NODE_TOOLS).
+pub fn node_script(script: &str, package: &str, args: &[&std::ffi::OsStr]) -> Option<String> {
+    let ts = repo_root().join("tests/ts");
+    let node = std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !node || !ts.join("node_modules").join(package).is_dir() {
+        skip(Some("CAPSPEC_REQUIRE_NODE_TOOLS"), &format!("node or {package} is not installed (run `npm ci --prefix tests/ts`); skipping tests/ts/{script}"));
+        return None;
+    }
+    let out = std::process::Command::new("node").arg(ts.join(script)).args(args).current_dir(&ts).output().expect("node runs");
+    let all = text(&out);
+    assert!(out.status.success(), "tests/ts/{script} failed:\n{all}");
+    Some(String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or_default().to_string())
+}
+
 /// Run git in `dir` with a fixed identity and branch name (so commits work
 /// on any machine); its trimmed stdout. Panics with git's stderr on failure.
 pub fn git(dir: &Path, args: &[&str]) -> String {
