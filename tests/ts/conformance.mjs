@@ -58,14 +58,24 @@ const suite = join(here, "node_modules/@modelcontextprotocol/conformance/dist/in
 const summary = {};
 let failed = 0;
 try {
-  for (const scenario of SCENARIOS) {
-    const out = await new Promise((resolve) => {
+  const run = (scenario) =>
+    new Promise((resolve) => {
       const child = spawn(process.execPath, ["--import", join(here, "node20/register.mjs"), suite, "server", "--url", url, "--scenario", scenario], { stdio: ["ignore", "pipe", "pipe"] });
       let text = "";
       child.stdout.on("data", (c) => (text += c));
       child.stderr.on("data", (c) => (text += c));
       child.on("exit", (code) => resolve({ code, text }));
     });
+  for (const scenario of SCENARIOS) {
+    let out = await run(scenario);
+    // Once, on this workplace's sandbox refusing the loopback connection
+    // itself ("resolve_deny: denied destination", seen in one CI-like run,
+    // never from the server): that is no verdict on the server.
+    if (out.text.includes("resolve_deny")) {
+      summary.retried = [...(summary.retried ?? []), scenario];
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      out = await run(scenario);
+    }
     const result = out.text.match(/Passed: (\d+)\/(\d+), (\d+) failed/);
     const ok = out.code === 0 && result && result[3] === "0" && result[1] === result[2];
     summary[scenario] = result ? `${result[1]}/${result[2]}` : "no result";
