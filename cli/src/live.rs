@@ -88,7 +88,7 @@ mod client {
             let known = if known.is_empty() { "none is configured".to_string() } else { format!("configured: {}", known.join(", ")) };
             return Err(format!("capspec.toml has no `[upstream.{name}]` ({known}); add it with `command = [...]` or `url = \"…\"`"));
         };
-        let rel = format!("{}/{name}.yaml", config.specs);
+        let rel = format!("{}/{name}.yaml", config.specs.trim_end_matches('/'));
         let path = root.join(&rel);
         let existing = project.loaded.set.module(name).filter(|m| m.file == rel);
         match (path.exists(), update, existing) {
