@@ -146,6 +146,9 @@ pub(crate) enum Command {
         #[command(flatten)]
         build: BuildArg,
         /// Output format: rustc-like text, one JSON object, GitHub workflow commands, or SARIF 2.1.0.
+        /// Paths are relative to the root; in `github` and `sarif`, a root below the current
+        /// directory (a workspace member's project, checked from the repository root) is
+        /// prefixed, so annotations land on the right files.
         #[arg(long, value_enum, default_value_t = FormatArg::Human)]
         format: FormatArg,
         /// Also compare the specs with those at this git ref (branch, tag, commit, `origin/main`):

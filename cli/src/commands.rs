@@ -7,6 +7,16 @@ use clap::{CommandFactory, FromArgMatches};
 
 use crate::args::{Cli, Command, CoverageArgs, FormatArg, ImportSource, TableFormat};
 
+/// `root` relative to the current directory (`/`-separated) when it lies
+/// below it; `None` when it is the current directory or elsewhere.
+fn below_current_dir(root: &std::path::Path) -> Option<String> {
+    let cwd = std::env::current_dir().ok()?.canonicalize().ok()?;
+    let root = root.canonicalize().ok()?;
+    let rel = root.strip_prefix(&cwd).ok()?;
+    let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
 /// Print why there is no root and choose exit code 2.
 fn no_root(err: String) -> u8 {
     eprintln!("error: {err}");
@@ -209,7 +219,17 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
             let (code_first, export_failures) = build.export(&root);
             let options = capspec_codegen::CheckOptions { base, code_first, export_failures, upstream };
             match capspec_codegen::check_with(&root, &options) {
-                Ok(report) => {
+                Ok(mut report) => {
+                    // GitHub annotations and code scanning resolve paths from the
+                    // repository root, where CI runs: a root below the current
+                    // directory (a workspace member's project) is named in them.
+                    if matches!(format, FormatArg::Github | FormatArg::Sarif) {
+                        if let Some(prefix) = below_current_dir(&root) {
+                            for finding in report.findings.iter_mut().filter(|f| !f.file.is_empty()) {
+                                finding.file = format!("{prefix}/{}", finding.file);
+                            }
+                        }
+                    }
                     let format = match format {
                         FormatArg::Human => Format::Human,
                         FormatArg::Json => Format::Json,

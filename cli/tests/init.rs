@@ -242,6 +242,16 @@ fn a_workspace_with_two_adopting_members_asks_which_one() {
     std::fs::remove_file(ws.path().join("crates/alpha/capspec.toml")).unwrap();
     let out = run(ws.path(), capspec, &["capspec", "coverage", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // Its findings (nothing generated yet) name files relative to it in JSON,
+    // and from the repository root in GitHub annotations and SARIF.
+    let json = String::from_utf8_lossy(&run(ws.path(), capspec, &["capspec", "check", "--format", "json"]).stdout).into_owned();
+    assert!(json.contains("\"file\": \"src/generated/mod.rs\""), "{json}");
+    let github = String::from_utf8_lossy(&run(ws.path(), capspec, &["capspec", "check", "--format", "github"]).stdout).into_owned();
+    assert!(github.contains("file=crates/beta/src/generated/mod.rs,"), "{github}");
+    let sarif = String::from_utf8_lossy(&run(ws.path(), capspec, &["capspec", "check", "--format", "sarif"]).stdout).into_owned();
+    assert!(sarif.contains("\"uri\": \"crates/beta/src/generated/mod.rs\""), "{sarif}");
+    let inside = String::from_utf8_lossy(&run(&ws.path().join("crates/beta"), capspec, &["capspec", "check", "--format", "github"]).stdout).into_owned();
+    assert!(inside.contains("file=src/generated/mod.rs,"), "{inside}");
     // Outside any workspace and config, the error says where it looked.
     let bare = TempDir::new("init-bare");
     let out = run(bare.path(), capspec, &["capspec", "check"]);
