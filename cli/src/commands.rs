@@ -17,8 +17,8 @@ fn below_current_dir(root: &std::path::Path) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
-/// Print why there is no root and choose exit code 2.
-fn no_root(err: String) -> u8 {
+/// Print why the command could not run and choose exit code 2.
+fn fatal(err: String) -> u8 {
     eprintln!("error: {err}");
     2
 }
@@ -36,7 +36,7 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
         Command::Import(ImportSource::Mcp { upstream: Some(name), update, root, .. }) => {
             let root = match root.resolve() {
                 Ok(root) => root,
-                Err(err) => return no_root(err),
+                Err(err) => return fatal(err),
             };
             crate::live::import_upstream(&root, &name, update)
         }
@@ -70,7 +70,7 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
         Command::Sync { root, build } => {
             let root = match root.resolve() {
                 Ok(root) => root,
-                Err(err) => return no_root(err),
+                Err(err) => return fatal(err),
             };
             let (input, failures) = build.export(&root);
             for failure in &failures {
@@ -116,7 +116,7 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
         Command::Scaffold { root } => {
             let root = match root.resolve() {
                 Ok(root) => root,
-                Err(err) => return no_root(err),
+                Err(err) => return fatal(err),
             };
             match capspec_codegen::scaffold::scaffold(&root) {
                 Ok(outcome) if !outcome.findings.is_empty() => {
@@ -177,7 +177,7 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                 }
             }
         }
-        Command::Coverage(CoverageArgs { root, format }) => match root.resolve().map_err(no_root).map(|root| capspec_codegen::coverage_table::coverage(&root)) {
+        Command::Coverage(CoverageArgs { root, format }) => match root.resolve().map_err(fatal).map(|root| capspec_codegen::coverage_table::coverage(&root)) {
             Err(code) => code,
             Ok(Err(err)) => {
                 eprintln!("error: {err}");
@@ -205,13 +205,13 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
             }
             let root = match root.resolve() {
                 Ok(root) => root,
-                Err(err) => return no_root(err),
+                Err(err) => return fatal(err),
             };
             // The servers first: without the MCP client this fails before any build.
             let upstream = if upstream {
                 match crate::live::upstream_findings(&root) {
                     Ok(findings) => findings,
-                    Err(err) => return no_root(err),
+                    Err(err) => return fatal(err),
                 }
             } else {
                 Vec::new()

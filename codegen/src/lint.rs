@@ -12,7 +12,7 @@
 //! - `lint/shadowing` (warning): a description naming another module's
 //!   capability, one tool's text steering another's use.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::LazyLock;
 
 use regex_lite::Regex;
@@ -109,6 +109,10 @@ fn pictographic(c: char) -> bool {
 /// Why `text` hides text, or `None`. A zero-width joiner between two
 /// pictographs (an emoji sequence) is not hiding anything.
 fn hidden_text(text: &str) -> Option<String> {
+    // Most text is printable ASCII, where only control characters hide anything.
+    if text.bytes().all(|b| (0x20..0x7f).contains(&b) || matches!(b, b'\n' | b'\t' | b'\r')) {
+        return None;
+    }
     let chars: Vec<char> = text.chars().collect();
     let mut kinds = BTreeSet::new();
     let mut first = None;
@@ -150,44 +154,32 @@ pub(crate) fn shown(c: char) -> String {
 }
 
 /// The published patterns of text addressed to the model, on text folded
-/// to lower case with invisible characters removed and whitespace collapsed.
-static PATTERNS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
-    [
-        (r"<\s*/?\s*(important|system|instructions?|secret|hidden|admin|critical|note to (the )?(ai|assistant|model))\s*>", "holds an `<IMPORTANT>`-style block addressed to the model"),
-        (
-            r"\b(ignore|disregard|forget|override|bypass)\b[^.]{0,40}\b(previous|prior|above|earlier|all|any|other|system|your|safety)\b[^.]{0,25}\b(instructions?|prompts?|rules|messages|guidelines|directions|policies)\b",
-            "tells the model to set aside its instructions",
-        ),
-        (
-            r"\b(do not|don't|dont|never|must not|should not)\s+(tell|inform|notify|alert|mention|reveal|show|disclose|explain)\b[^.]{0,40}\b(user|human|anyone|them)\b",
-            "asks the model to keep something from the user",
-        ),
-        (r"\bwithout (telling|informing|notifying|alerting|asking|showing) (the )?(user|human)\b", "asks the model to act without the user knowing"),
-        (r"\b(hide|conceal|keep)\b[^.]{0,30}\bfrom the (user|human)\b", "asks the model to keep something from the user"),
-        (
-            r"(~/\.ssh|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials|\bmcp\.json\b|/etc/(passwd|shadow)|\.netrc\b|\.git-credentials|\.pypirc|\.docker/config\.json|\.kube/config|\.env\b file)",
-            "names a secret file for the model to read",
-        ),
-        (
-            r"\b(before|prior to)\b[^.]{0,20}\b(using|calling|invoking|running|executing)\b[^.]{0,10}\b(this|the|any|other)\s+tools?\b[^.]{0,60}\b(read|send|pass|include|upload|cat|provide)\b",
-            "tells the model to do something else before the tool is used",
-        ),
-        (r"\bwhen this tool is (available|present|loaded|enabled|installed)\b", "steers the model's use of other tools"),
-        (
-            r"\b(the )?(assistant|ai|model|llm|agent)\s+(must|should|has to|needs to|is required to)\s+(always|first|also|never|secretly|silently)\b",
-            "gives the model orders",
-        ),
-    ]
-    .into_iter()
-    .map(|(pattern, why)| (Regex::new(pattern).expect("lint patterns compile"), why))
-    .collect()
+/// to lower case with invisible characters removed and whitespace
+/// collapsed; each with the literals every match contains, so the regex
+/// runs only on text that has one (it is the costly part of a check).
+static PATTERNS: LazyLock<Vec<(&'static [&'static str], Regex, &'static str)>> = LazyLock::new(|| {
+    let patterns: [(&'static [&'static str], &str, &'static str); 9] = [
+        (&["<"], r"<\s*/?\s*(important|system|instructions?|secret|hidden|admin|critical|note to (the )?(ai|assistant|model))\s*>", "holds an `<IMPORTANT>`-style block addressed to the model"),
+        (&["ignore", "disregard", "forget", "override", "bypass"], r"\b(ignore|disregard|forget|override|bypass)\b[^.]{0,40}\b(previous|prior|above|earlier|all|any|other|system|your|safety)\b[^.]{0,25}\b(instructions?|prompts?|rules|messages|guidelines|directions|policies)\b", "tells the model to set aside its instructions"),
+        (&["do not", "don't", "dont", "never", "must not", "should not"], r"\b(do not|don't|dont|never|must not|should not)\s+(tell|inform|notify|alert|mention|reveal|show|disclose|explain)\b[^.]{0,40}\b(user|human|anyone|them)\b", "asks the model to keep something from the user"),
+        (&["without"], r"\bwithout (telling|informing|notifying|alerting|asking|showing) (the )?(user|human)\b", "asks the model to act without the user knowing"),
+        (&["from the user", "from the human"], r"\b(hide|conceal|keep)\b[^.]{0,30}\bfrom the (user|human)\b", "asks the model to keep something from the user"),
+        (&["~/.ssh", "id_", "aws/credentials", "mcp.json", "/etc/", ".netrc", ".git-credentials", ".pypirc", ".docker/config.json", ".kube/config", ".env"], r"(~/\.ssh|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials|\bmcp\.json\b|/etc/(passwd|shadow)|\.netrc\b|\.git-credentials|\.pypirc|\.docker/config\.json|\.kube/config|\.env\b file)", "names a secret file for the model to read"),
+        (&["before", "prior to"], r"\b(before|prior to)\b[^.]{0,20}\b(using|calling|invoking|running|executing)\b[^.]{0,10}\b(this|the|any|other)\s+tools?\b[^.]{0,60}\b(read|send|pass|include|upload|cat|provide)\b", "tells the model to do something else before the tool is used"),
+        (&["when this tool is"], r"\bwhen this tool is (available|present|loaded|enabled|installed)\b", "steers the model's use of other tools"),
+        (&["must", "should", "has to", "needs to", "required to"], r"\b(the )?(assistant|ai|model|llm|agent)\s+(must|should|has to|needs to|is required to)\s+(always|first|also|never|secretly|silently)\b", "gives the model orders"),
+    ];
+    patterns.into_iter().map(|(needles, pattern, why)| (needles, Regex::new(pattern).expect("lint patterns compile"), why)).collect()
 });
 
 /// Why `text` reads as instructions to the model, or `None`.
 fn instructions(text: &str) -> Option<String> {
     let folded: String = text.chars().filter(|&c| invisible(c).is_none() || c.is_whitespace()).collect::<String>().to_lowercase();
     let folded = folded.split_whitespace().collect::<Vec<_>>().join(" ");
-    let (found, why) = PATTERNS.iter().find_map(|(re, why)| re.find(&folded).map(|m| (m.as_str().to_string(), *why)))?;
+    let (found, why) = PATTERNS
+        .iter()
+        .filter(|(needles, _, _)| needles.iter().any(|n| folded.contains(n)))
+        .find_map(|(_, re, why)| re.find(&folded).map(|m| (m.as_str().to_string(), *why)))?;
     let quoted: String = found.chars().take(60).collect();
     Some(format!(
         "{why} (\"{quoted}\"): a description says what the capability does; text that instructs the model is how a poisoned tool steers it. Reword it, or explain it in an `[[allow]]`"
@@ -198,44 +190,64 @@ fn instructions(text: &str) -> Option<String> {
 /// (or a schema description) names a capability of another module — by
 /// `module.name`, by wire name, or by a bare name with an underscore that
 /// its own module does not have. One finding per capability and target.
+/// Every name is indexed once, so each word costs one lookup.
 pub(crate) fn shadowing(set: &SpecSet) -> Vec<Finding> {
-    static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?").expect("compiles"));
-    let mut findings = Vec::new();
+    // A word → the capabilities it names: (module, `module.name`, named by its bare name).
+    let mut names: HashMap<String, Vec<(&str, String, bool)>> = HashMap::new();
     for (m, c) in set.capabilities() {
-        let own: BTreeSet<&str> = m.capabilities.iter().map(|c| c.name.as_str()).collect();
-        let mut texts = vec![c.description.as_str()];
-        texts.extend(c.title.as_deref());
-        for schema in c.input.iter().chain(&c.output) {
-            schema_texts(schema, &mut texts);
+        let qualified = format!("{}.{}", m.name, c.name);
+        if c.wire_name != c.name {
+            names.entry(c.wire_name.clone()).or_default().push((&m.name, qualified.clone(), false));
         }
-        let mut named = BTreeSet::new();
-        for word in texts.iter().flat_map(|t| WORD.find_iter(t)).map(|w| w.as_str()) {
-            for (other, target) in set.capabilities().filter(|(o, _)| o.name != m.name) {
-                let qualified = format!("{}.{}", other.name, target.name);
-                let hit = word == qualified
-                    || (word == target.wire_name && target.wire_name != target.name)
-                    || (word == target.name && target.name.contains('_') && !own.contains(word));
-                if hit {
-                    named.insert(qualified);
+        if c.name.contains('_') {
+            names.entry(c.name.clone()).or_default().push((&m.name, qualified.clone(), true));
+        }
+        names.entry(qualified.clone()).or_default().push((&m.name, qualified, false));
+    }
+    let mut findings = Vec::new();
+    for m in &set.modules {
+        let own: BTreeSet<&str> = m.capabilities.iter().map(|c| c.name.as_str()).collect();
+        for c in &m.capabilities {
+            let mut texts = vec![c.description.as_str()];
+            texts.extend(c.title.as_deref());
+            for schema in c.input.iter().chain(&c.output) {
+                schema_texts(schema, &mut texts);
+            }
+            let mut named = BTreeSet::new();
+            for word in texts.iter().flat_map(|t| words(t)) {
+                for (module, qualified, bare) in names.get(word).into_iter().flatten() {
+                    if *module != m.name && !(*bare && own.contains(word)) {
+                        named.insert(qualified.as_str());
+                    }
                 }
             }
-        }
-        for target in named {
-            findings.push(
-                Finding::warning(
-                    rule::LINT_SHADOWING,
-                    c.file(m),
-                    c.pos,
-                    format!(
-                        "`{}.{}` names `{target}`, a capability of another module: one tool's text steering another's use. Describe this capability alone (modules that belong together can be one module), or explain it in an `[[allow]]`",
-                        m.name, c.name
-                    ),
-                )
-                .for_capability(&c.name),
-            );
+            for target in named {
+                findings.push(
+                    Finding::warning(
+                        rule::LINT_SHADOWING,
+                        c.file(m),
+                        c.pos,
+                        format!(
+                            "`{}.{}` names `{target}`, a capability of another module: one tool's text steering another's use. Describe this capability alone (modules that belong together can be one module), or explain it in an `[[allow]]`",
+                            m.name, c.name
+                        ),
+                    )
+                    .for_capability(&c.name),
+                );
+            }
         }
     }
     findings
+}
+
+/// The words of `text` that may name a capability: each run of letters,
+/// digits, `_` and `.` (`mail.send_email`, `a__b__c`) without its outer
+/// dots, and its dot-separated parts.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .map(|run| run.trim_matches('.'))
+        .filter(|run| !run.is_empty())
+        .flat_map(|run| std::iter::once(run).chain(run.contains('.').then(|| run.split('.')).into_iter().flatten()))
 }
 
 /// Every description and title in a schema.

@@ -54,6 +54,8 @@ pub type PrepareRun = Arc<dyn Fn(Gate) -> Run + Send + Sync>;
 #[derive(Clone)]
 pub struct McpHost {
     inner: Arc<Shared>,
+    /// Seals the `requestState` of a 2026-07-28 ask.
+    state_key: StateKey,
 }
 
 struct Shared {
@@ -69,8 +71,6 @@ struct Shared {
     /// The mount's capabilities.json and catalog.
     capabilities_json: String,
     catalog: String,
-    /// Seals the `requestState` of a 2026-07-28 ask.
-    state_key: StateKey,
 }
 
 enum Callable {
@@ -88,26 +88,23 @@ impl McpHost {
     /// `surface`, gating in `mode`; each call's run is `Run::new(gate)`
     /// until [`McpHost::prepare_run`] says otherwise.
     pub fn new(guest: Guest, surface: Surface, mode: Mode) -> McpHost {
-        McpHost::build(guest, surface, mode, Arc::new(Run::new))
+        McpHost { inner: McpHost::build(guest, surface, mode, Arc::new(Run::new)), state_key: StateKey::random() }
     }
 
     /// Build each call's run with `prepare` (add the host's extensions).
     pub fn prepare_run(self, prepare: impl Fn(Gate) -> Run + Send + Sync + 'static) -> McpHost {
         let shared = &self.inner;
-        McpHost::build(shared.guest.clone(), shared.surface, shared.mode, Arc::new(prepare)).with_state_key(shared.state_key.clone())
+        McpHost { inner: McpHost::build(shared.guest.clone(), shared.surface, shared.mode, Arc::new(prepare)), state_key: self.state_key }
     }
 
     /// Seal the `requestState` of 2026-07-28 asks with `key` (instances
     /// that serve one client behind a load balancer share it); without
     /// this, a random key per process.
     pub fn with_state_key(self, key: StateKey) -> McpHost {
-        let shared = &self.inner;
-        let mut host = McpHost::build(shared.guest.clone(), shared.surface, shared.mode, shared.prepare.clone());
-        Arc::get_mut(&mut host.inner).expect("just built").state_key = key;
-        host
+        McpHost { state_key: key, ..self }
     }
 
-    fn build(guest: Guest, surface: Surface, mode: Mode, prepare: PrepareRun) -> McpHost {
+    fn build(guest: Guest, surface: Surface, mode: Mode, prepare: PrepareRun) -> Arc<Shared> {
         let mounted = guest.mounted().clone();
         let mut tools = Vec::new();
         let mut callable = BTreeMap::new();
@@ -132,8 +129,7 @@ impl McpHost {
         }
         let capabilities_json = tools::capabilities_json(&mounted, guest.import_specifier());
         let catalog = mounted.catalog();
-        let state_key = StateKey::random();
-        McpHost { inner: Arc::new(Shared { mounted, surface, mode, prepare, guest, tools, callable, capabilities_json, catalog, state_key }) }
+        Arc::new(Shared { mounted, surface, mode, prepare, guest, tools, callable, capabilities_json, catalog })
     }
 
     /// A new session: its own allow-set, the shared mount.
@@ -250,7 +246,7 @@ impl ServerHandler for McpSession {
             return Ok(self.call(&request.name, arguments, &context, None).await.into());
         }
         // 2026-07-28: stateless; an ask is an input_required round.
-        let key = &self.host.inner.state_key;
+        let key = &self.host.state_key;
         let answer = match mrtr::verify(key, request.request_state.as_deref(), request.input_responses.as_ref()) {
             Ok(answer) => answer,
             Err(reason) => return Ok(tools::refused(ErrorCode::PermissionDenied, &request.name, &reason).into()),
