@@ -415,6 +415,10 @@ pub struct Schema {
     pub defs: Vec<(String, Schema)>,
     /// `$ref`: the name of a `$defs` entry (`#/$defs/<name>`).
     pub reference: Option<String>,
+    /// `contentMediaType`: the media type (or range, `image/*`) of binary content.
+    pub content_media_type: Option<String>,
+    /// `contentEncoding: base64`: the string carries bytes (DESIGN §10).
+    pub base64: bool,
 }
 
 impl Schema {
@@ -505,6 +509,12 @@ impl Schema {
         }
         if let Some(f) = &self.format {
             map.insert("format".into(), Json::String(f.clone()));
+        }
+        if let Some(m) = &self.content_media_type {
+            map.insert("contentMediaType".into(), Json::String(m.clone()));
+        }
+        if self.base64 {
+            map.insert("contentEncoding".into(), Json::String("base64".into()));
         }
         for (key, variants) in [("oneOf", &self.one_of), ("anyOf", &self.any_of)] {
             if let Some(v) = variants {

@@ -219,6 +219,8 @@ fn describe(key: &str, value: &Value) -> String {
         "exclusiveMaximum" => format!("less than {value}"),
         "multipleOf" => format!("a multiple of {value}"),
         "format" => format!("format: {}", value.as_str().unwrap_or_default()),
+        "contentEncoding" => format!("{} text", value.as_str().unwrap_or_default()),
+        "contentMediaType" => format!("bytes of {}", value.as_str().unwrap_or_default()),
         "enum" => format!("one of {value}"),
         "const" => format!("exactly {value}"),
         "additionalProperties" => match value {

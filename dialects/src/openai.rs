@@ -7,7 +7,8 @@ use serde_json::{Map, Value, json};
 use crate::{Loss, Problem, admits_null, child, move_to_description, required, resolve};
 
 /// Keywords strict mode refuses; they move into the description.
-const MOVED: &[&str] = &["default", "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "uniqueItems"];
+const MOVED: &[&str] =
+    &["default", "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "uniqueItems", "contentEncoding", "contentMediaType"];
 /// Keywords that are not constraints and strict mode does not take.
 const DROPPED: &[&str] = &["title", "examples", "$schema", "$id", "$comment", "deprecated", "readOnly", "writeOnly"];
 

@@ -34,6 +34,7 @@
 pub mod builtin;
 mod code_first;
 mod coerce;
+pub mod content;
 mod error;
 mod gate;
 #[cfg(feature = "quickjs")]

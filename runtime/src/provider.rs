@@ -45,10 +45,12 @@ async fn invoke(provider: Provider, mounted: &Mounted, run: &Run, name: &str, ar
         // Unknown names are refused by `invoke`, naming what is mounted.
         None => args,
     };
-    mounted.invoke(run, name, args).await
+    let output = mounted.invoke(run, name, args).await?;
+    Ok(crate::content::present_output(mounted.lookup(name), output))
 }
 
-/// A call's outcome as the JSON a model reads: `{"result": …}` or
+/// A call's outcome as the JSON a model reads: `{"result": …}` (binary
+/// content as `{mimeType, data}`) or
 /// `{"error", "message", "capability"}`.
 fn reply(outcome: &Result<Value, CallError>) -> Value {
     match outcome {

@@ -22,6 +22,8 @@ fn property(depth: u32) -> BoxedStrategy<(Value, Value)> {
         proptest::collection::vec("[a-z]{1,4}", 0..3).prop_map(|v| (json!({"type": "array", "items": {"type": "string"}, "maxItems": 3}), json!(v))),
         (0i64..5).prop_map(|n| (json!({"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]}), json!(n))),
         Just((json!({"type": "string", "format": "date-time"}), json!("2026-11-30T12:00:00Z"))),
+        proptest::collection::vec(any::<u8>(), 0..8)
+            .prop_map(|b| (json!({"type": "string", "contentMediaType": "image/png", "contentEncoding": "base64"}), json!(capspec::content::encode(&b)))),
     ];
     if depth == 0 {
         return leaf.boxed();
@@ -106,5 +108,27 @@ proptest! {
             }
             prop_assert!(validator.validate(&back).is_empty());
         }
+    }
+}
+
+/// Binary content: Anthropic takes the keywords as they are; OpenAI's
+/// strict mode and Gemini carry them in the description (a reported loss).
+#[test]
+fn binary_content_keywords_reach_every_provider() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "image": { "type": "string", "contentMediaType": "image/png", "contentEncoding": "base64", "description": "A picture." } },
+        "required": ["image"],
+    });
+    let anthropic = project(Provider::Anthropic, "t", "d", &schema).unwrap();
+    assert_eq!(anthropic.tool["input_schema"]["properties"]["image"], schema["properties"]["image"]);
+    for provider in [Provider::OpenAi, Provider::Gemini] {
+        let projected = project(provider, "t", "d", &schema).unwrap();
+        let parameters = &projected.tool["parameters"]["properties"]["image"];
+        assert_eq!(parameters.get("contentMediaType"), None, "{provider:?}: {parameters}");
+        assert_eq!(parameters.get("contentEncoding"), None, "{provider:?}: {parameters}");
+        assert_eq!(parameters["type"], "string");
+        assert_eq!(parameters["description"], "A picture. (base64 text; bytes of image/png)", "{provider:?}");
+        assert!(projected.losses.iter().any(|l| l.moved.contains("contentEncoding")), "{provider:?}: {:?}", projected.losses);
     }
 }

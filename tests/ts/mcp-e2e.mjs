@@ -59,7 +59,7 @@ const names = (listed) => listed.tools.map((t) => t.name).sort();
 // --- stdio, code surface, a client without elicitation -------------------
 {
   const c = await stdio(["--workspace", workspace("stdio-code")]);
-  assert.deepEqual(names(await c.listTools()), ["execute_code", "read_file"]);
+  assert.deepEqual(names(await c.listTools()), ["execute_code", "read_file", "view_image"]);
   const ok = await c.callTool({
     name: "execute_code",
     arguments: { code: 'import workspace from "@capspec/host/workspace";\nexport default async () => (await workspace.list_files({})).entries.length;' },

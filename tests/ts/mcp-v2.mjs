@@ -6,10 +6,11 @@
 //   node mcp-v2.mjs <agent-host binary> <scratch dir>
 //
 // Checks over stdio: the tools, a read call, an ask accepted and one
-// declined through input_required, both resources, and execute_code.
+// declined through input_required, both resources, execute_code, and
+// view_image returning an image block.
 // Every check asserts; the last line printed is a JSON summary.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
@@ -69,13 +70,23 @@ async function connect(surface, answer, workspace) {
   mkdirSync(ws, { recursive: true });
   const c = await connect("code", "accept", ws);
   const names = (await c.listTools()).tools.map((t) => t.name).sort();
-  assert.deepEqual(names, ["execute_code", "read_file"]);
+  assert.deepEqual(names, ["execute_code", "read_file", "view_image"]);
+  // A 1×1 PNG named .gif: the block's type comes from the bytes.
+  const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "base64");
+  writeFileSync(join(ws, "pixel.gif"), png);
+  const image = await c.callTool({ name: "view_image", arguments: { path: "pixel.gif" } });
+  assert.equal(image.isError, false, JSON.stringify(image));
+  const block = image.content.find((b) => b.type === "image");
+  assert.ok(block, JSON.stringify(image.content));
+  assert.equal(block.mimeType, "image/png");
+  assert.deepEqual(Buffer.from(block.data, "base64"), png);
+  summary.image = "ok";
   const ran = await c.callTool({
     name: "execute_code",
     arguments: { code: 'import workspace from "@capspec/host/workspace";\nexport default async () => (await workspace.list_files({})).entries.length;' },
   });
   assert.equal(ran.isError, false, JSON.stringify(ran));
-  assert.equal(ran.structuredContent.result, 0);
+  assert.equal(ran.structuredContent.result, 1, "the one file: pixel.gif");
   assert.deepEqual(ran.structuredContent.receipts.map((r) => [r.capability, r.status]), [["workspace.list_files", "ok"]]);
   await c.close();
   summary.code = "ok";

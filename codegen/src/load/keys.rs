@@ -43,4 +43,6 @@ pub(crate) const SCHEMA_KEYWORDS: &[&str] = &[
     "anyOf",
     "$defs",
     "$ref",
+    "contentMediaType",
+    "contentEncoding",
 ];

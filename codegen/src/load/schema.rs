@@ -152,6 +152,14 @@ impl<'d> SchemaDecoder<'d> {
                     }
                     _ => self.error(value.pos, format!("`{}` must be a string (at `{at}`)", key.name)),
                 },
+                "contentEncoding" => match &value.value {
+                    Value::String(e) if e == "base64" => schema.base64 = true,
+                    _ => self.error(value.pos, format!("`contentEncoding` must be `base64`, the one encoding capspec supports (at `{at}`)")),
+                },
+                "contentMediaType" => match &value.value {
+                    Value::String(m) if is_media_type(m) => schema.content_media_type = Some(m.clone()),
+                    _ => self.error(value.pos, format!("`contentMediaType` must be a media type such as `image/png` or a range such as `image/*` (at `{at}`)")),
+                },
                 "oneOf" | "anyOf" => {
                     let variants = self.variants(value, &at);
                     if key.name == "oneOf" {
@@ -291,6 +299,8 @@ impl<'d> SchemaDecoder<'d> {
                 ("pattern", &[JsonType::String]),
                 ("minimum", &[JsonType::Number, JsonType::Integer]),
                 ("maximum", &[JsonType::Number, JsonType::Integer]),
+                ("contentEncoding", &[JsonType::String]),
+                ("contentMediaType", &[JsonType::String]),
             ];
             for (keyword, types) in applies {
                 if entries.iter().any(|(k, _)| k.name == *keyword) && !types.contains(&ty) {
@@ -301,6 +311,15 @@ impl<'d> SchemaDecoder<'d> {
                     );
                 }
             }
+        }
+        if schema.content_media_type.is_some() && !schema.base64 {
+            self.error(
+                key_pos("contentMediaType"),
+                format!("`contentMediaType` marks binary content, which also needs `contentEncoding: base64` (at `{pointer}`)"),
+            );
+        }
+        if schema.base64 && schema.single_type().is_none() {
+            self.error(key_pos("contentEncoding"), format!("binary content (`contentEncoding: base64`) needs `type: string` (at `{pointer}`)"));
         }
         if !schema.types.is_empty() {
             let fits = |v: &Json| schema.types.iter().any(|t| t.accepts(v));
@@ -334,6 +353,15 @@ impl<'d> SchemaDecoder<'d> {
                 }
             }
         }
+    }
+}
+
+/// `type/subtype` (RFC 6838 names), or the range `type/*`.
+fn is_media_type(text: &str) -> bool {
+    let name = |s: &str| !s.is_empty() && s.len() <= 127 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
+    match text.split_once('/') {
+        Some((ty, sub)) => name(ty) && (sub == "*" || name(sub)),
+        None => false,
     }
 }
 

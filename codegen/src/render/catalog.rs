@@ -205,6 +205,8 @@ impl Compact<'_> {
                 })
                 .collect::<Vec<_>>()
                 .join("|"),
+            Shape::Bytes(Some(media)) => format!("bytes({media})"),
+            Shape::Bytes(None) => "bytes".into(),
             Shape::String => "string".into(),
             Shape::Integer => "int".into(),
             Shape::Number => "number".into(),

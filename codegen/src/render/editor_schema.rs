@@ -128,6 +128,12 @@ struct Schema {
     max_length: Option<u64>,
     pattern: Option<String>,
     format: Option<String>,
+    /// Binary content's media type (`image/png`, `image/*`); needs `contentEncoding: base64`.
+    #[schemars(rename = "contentMediaType")]
+    content_media_type: Option<String>,
+    /// Binary content: the string is base64.
+    #[schemars(rename = "contentEncoding")]
+    content_encoding: Option<ContentEncoding>,
     #[schemars(rename = "minItems")]
     min_items: Option<u64>,
     #[schemars(rename = "maxItems")]
@@ -141,6 +147,13 @@ struct Schema {
     /// `#/$defs/<Name>`
     #[schemars(rename = "$ref")]
     reference: Option<String>,
+}
+
+/// The one encoding of binary content.
+#[derive(JsonSchema)]
+#[schemars(rename_all = "lowercase")]
+enum ContentEncoding {
+    Base64,
 }
 
 #[derive(JsonSchema)]

@@ -58,8 +58,8 @@ pub fn declarations(module: &ModuleSpec, targets: &Targets) -> String {
         .iter()
         .map(|cap| {
             let prefix = pascal_case(&cap.name);
-            let input_types = TsTypes::for_root(cap.input.as_ref(), &prefix, &mut used);
-            let output_types = TsTypes::for_root(cap.output.as_ref(), &prefix, &mut used);
+            let input_types = TsTypes::for_root(cap.input.as_ref(), &prefix, false, &mut used);
+            let output_types = TsTypes::for_root(cap.output.as_ref(), &prefix, true, &mut used);
             let mut defs = Vec::new();
             for (types, root) in [(&input_types, &cap.input), (&output_types, &cap.output)] {
                 for (def, schema) in root.as_ref().map(|r| r.defs.as_slice()).unwrap_or_default() {

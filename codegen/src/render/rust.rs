@@ -187,6 +187,7 @@ impl TypeGen<'_> {
             Shape::Enum(values) if values.iter().all(|v| v.is_string()) => self.string_enum(values, hint, schema.description.as_deref()),
             Shape::Enum(_) => value_type(),
             Shape::Union(variants) => self.untagged(variants, hint, schema.description.as_deref()),
+            Shape::Bytes(_) => quote! { ::capspec::content::Base64 },
             Shape::String => quote! { String },
             Shape::Integer => quote! { i64 },
             Shape::Number => quote! { f64 },

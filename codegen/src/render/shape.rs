@@ -17,6 +17,9 @@ pub enum Shape<'s> {
     Enum(&'s [Json]),
     /// `oneOf`/`anyOf`: one of these schemas.
     Union(&'s [Schema]),
+    /// `type: string` with `contentEncoding: base64`: bytes, with the
+    /// `contentMediaType` when there is one.
+    Bytes(Option<&'s str>),
     /// `type: string`.
     String,
     /// `type: integer`.
@@ -51,6 +54,7 @@ impl<'s> Shape<'s> {
             return Shape::Union(variants);
         }
         match schema.single_type() {
+            Some(JsonType::String) if schema.base64 => Shape::Bytes(schema.content_media_type.as_deref()),
             Some(JsonType::String) => Shape::String,
             Some(JsonType::Integer) => Shape::Integer,
             Some(JsonType::Number) => Shape::Number,

@@ -35,18 +35,22 @@ pub fn literal(value: &serde_json::Value) -> String {
 /// `$defs`, so each gets its own alias names, unique within the module.
 pub struct TsTypes {
     defs: std::collections::BTreeMap<String, String>,
+    /// Types of an output: binary content reaches guests as `{mimeType, data}`.
+    output: bool,
 }
 
 impl TsTypes {
     /// Allocate alias names `<prefix><Def>` for the `$defs` of `root`,
     /// avoiding every name in `used` (and recording the new ones there).
-    pub fn for_root(root: Option<&Schema>, prefix: &str, used: &mut std::collections::BTreeSet<String>) -> TsTypes {
+    /// `output`: the root is an output schema (binary content is presented
+    /// to guests as `{mimeType, data}`; an argument is base64 text).
+    pub fn for_root(root: Option<&Schema>, prefix: &str, output: bool, used: &mut std::collections::BTreeSet<String>) -> TsTypes {
         let mut defs = std::collections::BTreeMap::new();
         for (def, _) in root.map(|r| r.defs.as_slice()).unwrap_or_default() {
             let name = unique(format!("{prefix}{}", pascal_case(def)), used);
             defs.insert(def.clone(), name);
         }
-        TsTypes { defs }
+        TsTypes { defs, output }
     }
 
     pub fn def_name(&self, def: &str) -> String {
@@ -72,7 +76,8 @@ impl TsTypes {
                 let parts: Vec<String> = variants.iter().map(|v| self.type_of(v)).collect();
                 format!("({})", parts.join(" | "))
             }
-            Shape::String => "string".into(),
+            Shape::Bytes(_) if self.output => "{ mimeType: string; data: string }".into(),
+            Shape::Bytes(_) | Shape::String => "string".into(),
             Shape::Number | Shape::Integer => "number".into(),
             Shape::Boolean => "boolean".into(),
             Shape::Null => "null".into(),
@@ -121,6 +126,10 @@ impl TsTypes {
             let mut doc = Vec::new();
             if let Some(d) = &prop.description {
                 doc.push(block_comment(d.clone()));
+            }
+            if prop.base64 && !self.output {
+                let media = prop.content_media_type.as_deref().map(|m| format!(" ({})", block_comment(m.to_string()))).unwrap_or_default();
+                doc.push(format!("Base64 text of the bytes{media}."));
             }
             if let Some(d) = &prop.default {
                 doc.push(format!("@default {}", block_comment(d.to_string())));

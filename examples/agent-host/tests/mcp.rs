@@ -127,10 +127,14 @@ async fn the_tools_surface_lists_every_non_deferred_capability_as_capabilities_j
         assert_eq!(tool["annotations"], entry["annotations"]);
         assert_eq!(tool["_meta"], entry["_meta"]);
         // The output schema, with `type: object` at the root as MCP requires
-        // (a root `$ref` gains it beside the reference).
+        // (a root `$ref` gains it beside the reference); none for binary
+        // content, which is returned as content blocks.
         let mut output = entry["output_schema"].clone();
         if output.get("$ref").is_some() {
             output["type"] = json!("object");
+        }
+        if output.to_string().contains("contentEncoding") {
+            output = Value::Null;
         }
         assert_eq!(tool.get("outputSchema").unwrap_or(&Value::Null), &output, "{}", entry["wire_name"]);
     }
@@ -142,7 +146,8 @@ async fn the_code_surface_lists_execute_code_with_the_catalog_and_the_direct_too
     let client = connect(&host(&dir, Surface::Code, Mode::Auto), plain()).await;
     let tools = client.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["execute_code", "read_file"], "execute_code and the one `direct: true` capability");
+    assert_eq!(names, ["execute_code", "read_file", "view_image"], "execute_code and the `direct: true` capabilities");
+    assert!(tools[2].output_schema.is_none(), "binary content is content blocks, not structured content");
     let description = tools[0].description.as_deref().unwrap();
     assert!(description.contains("default export is the action"), "{description}");
     assert!(description.contains("`import workspace from \"@capspec/host/workspace\";`"), "the catalog follows the contract");
@@ -152,6 +157,36 @@ async fn the_code_surface_lists_execute_code_with_the_catalog_and_the_direct_too
     assert_eq!(error_of(&refused)["error"], "unknown_capability");
     assert_eq!(refused.structured_content.as_ref().unwrap()["error"], "unknown_capability", "no output schema: structured too");
     assert!(!dir.path().join("a.txt").exists());
+}
+
+/// A PNG's first bytes: the signature and an IHDR chunk header.
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01";
+
+#[tokio::test]
+async fn view_image_returns_an_image_block_typed_by_its_bytes() {
+    let dir = TempDir::new("mcp-view-image");
+    // The name says JPEG, the bytes say PNG: the bytes win.
+    std::fs::write(dir.path().join("photo.jpg"), PNG).unwrap();
+    std::fs::write(dir.path().join("notes.png"), "not an image").unwrap();
+    std::fs::write(dir.path().join("huge.png"), [PNG, &vec![0u8; 5 * 1024 * 1024]].concat()).unwrap();
+    let client = connect(&host(&dir, Surface::Code, Mode::Default), plain()).await;
+    let result = call(&client, "view_image", json!({"path": "photo.jpg"})).await;
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(result.structured_content, None);
+    let blocks = serde_json::to_value(&result.content).unwrap();
+    assert_eq!(blocks[1], json!({"type": "image", "mimeType": "image/png", "data": capspec::content::encode(PNG)}));
+    let rest: Value = serde_json::from_str(blocks[0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(rest, json!({"image": {"mimeType": "image/png"}, "size": PNG.len()}), "the rest of the output, as text");
+    let not_image = error_of(&call(&client, "view_image", json!({"path": "notes.png"})).await);
+    assert_eq!(not_image["error"], "failed");
+    assert!(not_image["message"].as_str().unwrap().contains("not a PNG, JPEG, GIF or WebP"), "{not_image}");
+    let too_big = error_of(&call(&client, "view_image", json!({"path": "huge.png"})).await);
+    assert!(too_big["message"].as_str().unwrap().contains("limited to 5242880 bytes"), "{too_big}");
+    // A guest action gets the same image as `{mimeType, data}`.
+    let code = "import workspace from '@capspec/host/workspace'; \
+        export default async () => { const { image, size } = await workspace.view_image({ path: 'photo.jpg' }); return { type: image.mimeType, length: image.data.length, size }; }";
+    let action = call(&client, "execute_code", json!({"code": code})).await;
+    assert_eq!(structured(&action)["result"], json!({"type": "image/png", "length": capspec::content::encode(PNG).len(), "size": PNG.len()}), "{action:?}");
 }
 
 #[tokio::test]

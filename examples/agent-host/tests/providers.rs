@@ -151,3 +151,18 @@ fn a_gemini_function_call_gets_a_function_response() {
     assert!(response["functionResponse"]["response"].get("result").is_some(), "{response}");
     assert_eq!(std::fs::read_to_string(dir.path().join("g.txt")).unwrap(), "gemini");
 }
+
+#[test]
+fn a_tool_loop_gets_binary_content_as_mime_type_and_data() {
+    let dir = TempDir::new("provider-image");
+    let (mounted, run) = session(&dir);
+    let gif = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;";
+    std::fs::write(dir.path().join("dot.png"), gif).unwrap();
+    let block = json!({"type": "tool_use", "id": "toolu_2", "name": "view_image", "input": {"path": "dot.png"}});
+    let result = block_on(capspec::provider::anthropic::call(&mounted, &run, &block));
+    let reply: Value = serde_json::from_str(result["content"].as_str().unwrap()).unwrap();
+    assert_eq!(reply["result"]["image"], json!({"mimeType": "image/gif", "data": capspec::content::encode(gif)}), "typed by its bytes, not its name");
+    assert_eq!(reply["result"]["size"], gif.len());
+    // One call, one receipt, through the same ladder.
+    assert_eq!(run.receipts()[0].status, capspec::Status::Ok);
+}

@@ -50,7 +50,8 @@ the host's permission gate; a refused call throws an `Error` whose `.code` is on
 `await capabilities.search(query)` finds capabilities the catalog lists by name only, \
 with their signatures. Each catalog entry gives the category, then the signature \
 (`?` optional, `= default`, bounds in parentheses, `/* … */` what a parameter is; a parameter \
-without a type is a string; enum values that are plain words are unquoted). \
+without a type is a string; enum values that are plain words are unquoted; `bytes(…)` is \
+base64 text as an argument and `{mimeType, data}` in a result). \
 `console.*` lines come back as `logs`. The result is `{result, error, receipts, logs}`; \
 it is an error when the action threw or hit a limit (CPU time, memory, stack, calls, output).";
 use settings::Settings;

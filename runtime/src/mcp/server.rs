@@ -18,7 +18,6 @@ use crate::guest::Guest;
 use crate::registry::Mounted;
 use crate::run::Run;
 use crate::spec::Spec;
-use crate::validate::{Objects, Validator};
 
 use super::approve;
 use super::mrtr::{self, StateKey};
@@ -75,12 +74,7 @@ struct Shared {
 
 enum Callable {
     ExecuteCode,
-    Capability {
-        qualified: String,
-        output: Option<Box<Validator>>,
-        /// The tool lists an MCP `outputSchema` (then an error result carries no structured content).
-        declares_output: bool,
-    },
+    Capability { qualified: String, output: tools::Output },
 }
 
 impl McpHost {
@@ -122,10 +116,7 @@ impl McpHost {
         };
         tools.extend(listed.iter().map(|spec| tools::capability_tool(spec)));
         for spec in listed.into_iter().chain(unlisted) {
-            let schema = spec.output_schema.and_then(|s| serde_json::from_str::<Value>(s).ok());
-            let declares_output = schema.as_ref().and_then(tools::output_schema).is_some();
-            let output = schema.and_then(|s| Validator::compile_with(&s, Objects::Open).ok()).map(Box::new);
-            callable.insert(spec.wire_name.to_string(), Callable::Capability { qualified: format!("{}.{}", spec.module, spec.name), output, declares_output });
+            callable.insert(spec.wire_name.to_string(), Callable::Capability { qualified: format!("{}.{}", spec.module, spec.name), output: tools::Output::of(spec) });
         }
         let capabilities_json = tools::capabilities_json(&mounted, guest.import_specifier());
         let catalog = mounted.catalog();
@@ -202,10 +193,10 @@ impl McpSession {
                     Err(e) => tools::refused(ErrorCode::Failed, EXECUTE_CODE, &format!("the action's thread ended abnormally: {e}")),
                 }
             }
-            Some(Callable::Capability { qualified, output, declares_output }) => {
+            Some(Callable::Capability { qualified, output }) => {
                 let run = self.run(context, stateless);
                 let result = shared.mounted.invoke(&run, qualified, arguments).await;
-                tools::call_result(result, output.as_deref(), *declares_output, qualified, &run)
+                tools::call_result(result, output, qualified, &run)
             }
             None => {
                 let listed = shared.callable.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");

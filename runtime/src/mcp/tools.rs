@@ -10,7 +10,7 @@ use crate::guest::GuestOutcome;
 use crate::registry::Mounted;
 use crate::run::Run;
 use crate::spec::Spec;
-use crate::validate::Validator;
+use crate::validate::{Objects, Validator};
 
 /// The name of the code surface's action tool.
 pub const EXECUTE_CODE: &str = "execute_code";
@@ -69,8 +69,13 @@ pub(super) fn capability_tool(spec: &Spec) -> Tool {
 /// The spec's output schema as MCP takes it: an object schema with `type`
 /// at its root. A root `$ref` to an object definition gains that `type`
 /// beside it (the same schema); an output that is not an object has no
-/// MCP output schema, and its value is wrapped as `{"result": …}`.
+/// MCP output schema, and its value is wrapped as `{"result": …}`. An
+/// output with binary content has none either: its bytes are content
+/// blocks, not structured content.
 pub(super) fn output_schema(schema: &Value) -> Option<Value> {
+    if schema.is_null() || crate::content::declares(Some(&schema.to_string())) {
+        return None;
+    }
     let object = json!("object");
     if schema.get("type") == Some(&object) {
         return Some(schema.clone());
@@ -169,16 +174,56 @@ pub(super) fn action_result(outcome: &GuestOutcome, run: &Run) -> CallToolResult
     result(outcome.report(run), outcome.error.is_some(), Some(receipts_meta(run)))
 }
 
+/// How a capability's value becomes a tool result.
+pub(super) struct Output {
+    /// The output schema's validator, when the spec has one.
+    pub(super) validator: Option<Box<Validator>>,
+    /// The tool lists an MCP `outputSchema` (then an error result carries no structured content).
+    pub(super) declared: bool,
+    /// The output schema, when it marks binary content (§10).
+    pub(super) content: Option<Box<Value>>,
+}
+
+impl Output {
+    pub(super) fn of(spec: &Spec) -> Output {
+        let schema = spec.output_schema.and_then(|s| serde_json::from_str::<Value>(s).ok());
+        let declared = schema.as_ref().and_then(output_schema).is_some();
+        let validator = schema.as_ref().and_then(|s| Validator::compile_with(s, Objects::Open).ok()).map(Box::new);
+        let content = schema.filter(|_| crate::content::declares(spec.output_schema)).map(Box::new);
+        Output { validator, declared, content }
+    }
+}
+
+/// A value with binary content: each binary value as an `image`, `audio` or
+/// embedded `resource` block, after the text of the rest (each binary value
+/// there is `{mimeType}`).
+fn content_result(schema: &Value, value: Value, capability: &str, meta: Option<MetaObject>) -> CallToolResult {
+    let (parts, rest) = crate::content::parts(schema, value);
+    let mut blocks = vec![rmcp::model::ContentBlock::text(rest.to_string())];
+    for (i, part) in parts.into_iter().enumerate() {
+        blocks.push(match part.mime_type.split_once('/').map(|(ty, _)| ty) {
+            Some("image") => rmcp::model::ContentBlock::image(part.data, part.mime_type),
+            Some("audio") => rmcp::model::ContentBlock::audio(part.data, part.mime_type),
+            _ => decode(json!({
+                "type": "resource",
+                "resource": { "uri": format!("capspec://content/{capability}/{i}"), "mimeType": part.mime_type, "blob": part.data },
+            })),
+        });
+    }
+    CallToolResult::success(blocks).with_meta(meta)
+}
+
 /// A capability call's result: its value as structured content (checked
-/// against the output schema, when there is one), or the refusal.
-/// `declares_output`: the tool lists an MCP `outputSchema`.
-pub(super) fn call_result(outcome: Result<Value, CallError>, output: Option<&Validator>, declares_output: bool, capability: &str, run: &Run) -> CallToolResult {
+/// against the output schema, when there is one) or as content blocks when
+/// it holds binary content; or the refusal.
+pub(super) fn call_result(outcome: Result<Value, CallError>, output: &Output, capability: &str, run: &Run) -> CallToolResult {
+    let declares_output = output.declared;
     let meta = Some(receipts_meta(run));
     let value = match outcome {
         Ok(value) => value,
         Err(error) => return error_result(&error, !declares_output, meta),
     };
-    if let Some(validator) = output {
+    if let Some(validator) = &output.validator {
         let violations = validator.validate(&value);
         if !violations.is_empty() {
             let list = violations.iter().map(|v| format!("{}: {}", v.pointer, v.message)).collect::<Vec<_>>().join("; ");
@@ -189,6 +234,9 @@ pub(super) fn call_result(outcome: Result<Value, CallError>, output: Option<&Val
             };
             return error_result(&error, !declares_output, meta);
         }
+    }
+    if let Some(schema) = &output.content {
+        return content_result(schema, value, capability, meta);
     }
     // structuredContent is an object; any other value is wrapped.
     let structured = match value {

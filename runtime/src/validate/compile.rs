@@ -11,6 +11,7 @@ use super::node::{Extra, Node, Objects, Ref, SchemaError, Type};
 pub(super) const KEYWORDS: &[&str] = &[
     "type", "properties", "required", "additionalProperties", "items", "enum", "const", "description", "default", "minimum", "maximum",
     "minLength", "maxLength", "pattern", "format", "minItems", "maxItems", "oneOf", "anyOf", "$defs", "$ref",
+    "contentMediaType", "contentEncoding",
 ];
 
 pub(super) struct Compiler {
@@ -109,10 +110,15 @@ impl Compiler {
             }
             Some(_) => return Err(bad("pattern", "a regular expression string")),
         }
-        if let Some(f) = map.get("format") {
-            if !f.is_string() {
-                return Err(bad("format", "a string"));
+        for key in ["format", "contentMediaType"] {
+            if map.get(key).is_some_and(|v| !v.is_string()) {
+                return Err(bad(key, "a string"));
             }
+        }
+        match map.get("contentEncoding") {
+            None => {}
+            Some(Value::String(e)) if e == "base64" => node.base64 = true,
+            Some(_) => return Err(bad("contentEncoding", "`base64`, the one encoding supported")),
         }
         for (key, slot) in [("oneOf", &mut node.one_of), ("anyOf", &mut node.any_of)] {
             match map.get(key) {

@@ -203,6 +203,9 @@ impl Validator {
                         fail(pointer, format!("text does not match the pattern /{source}/"));
                     }
                 }
+                if node.base64 && crate::content::decode(s).is_none() {
+                    fail(pointer, "text is not base64 (standard alphabet, padded), which this binary content must be".into());
+                }
             }
             Value::Array(items) => {
                 let n = items.len() as u64;
@@ -338,6 +341,15 @@ mod tests {
                 "/s: text does not match the pattern /^a/",
             ]
         );
+    }
+
+    #[test]
+    fn binary_content_must_be_base64() {
+        let schema = json!({"type": "string", "contentMediaType": "image/png", "contentEncoding": "base64"});
+        assert!(violations(schema.clone(), json!("iVBORw0KGgo=")).is_empty());
+        assert_eq!(violations(schema, json!("not base64!")), ["/: text is not base64 (standard alphabet, padded), which this binary content must be"]);
+        let refused = Validator::compile(&json!({"type": "string", "contentEncoding": "base32"})).unwrap_err();
+        assert!(refused.0.contains("`contentEncoding` must be `base64`"), "{refused:?}");
     }
 
     #[test]

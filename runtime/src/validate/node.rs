@@ -91,6 +91,9 @@ pub(super) struct Node {
     pub(super) min_items: Option<u64>,
     pub(super) max_items: Option<u64>,
     pub(super) pattern: Option<(String, regex_lite::Regex)>,
+    /// `contentEncoding: base64`: text must be base64 (capspec checks what
+    /// JSON Schema leaves as an annotation, as the Rust binding decodes it).
+    pub(super) base64: bool,
     pub(super) one_of: Vec<Node>,
     pub(super) any_of: Vec<Node>,
     pub(super) reference: Option<Ref>,

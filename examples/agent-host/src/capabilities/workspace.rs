@@ -24,6 +24,24 @@ async fn read_file(run: &Run, args: spec::read_file::Args) -> CapResult<spec::re
     Ok(spec::read_file::Output { content, total_lines: lines.len() as i64, truncated: end < lines.len() || start > 0 })
 }
 
+/// The largest image `view_image` returns.
+const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+
+#[capability(spec::view_image)]
+async fn view_image(run: &Run, args: spec::view_image::Args) -> CapResult<spec::view_image::Output> {
+    let ws = Workspace::of(run)?;
+    let path = ws.resolve(&args.path)?;
+    let size = std::fs::metadata(&path).map_err(|e| CapError::new(format!("cannot read `{}`: {e}", args.path)))?.len();
+    if size > MAX_IMAGE_BYTES {
+        return Err(CapError::new(format!("`{}` is {size} bytes; images are limited to {MAX_IMAGE_BYTES} bytes (5 MiB)", args.path)));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| CapError::new(format!("cannot read `{}`: {e}", args.path)))?;
+    if capspec::content::sniff(&bytes).is_none() {
+        return Err(CapError::new(format!("`{}` is not a PNG, JPEG, GIF or WebP image (by its bytes)", args.path)));
+    }
+    Ok(spec::view_image::Output { image: bytes.into(), size: size as i64 })
+}
+
 #[capability(spec::list_files)]
 async fn list_files(run: &Run, args: spec::list_files::Args) -> CapResult<spec::list_files::Output> {
     let ws = Workspace::of(run)?;
