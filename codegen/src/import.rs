@@ -282,6 +282,15 @@ pub(crate) fn strip_unsupported(schema: &mut Value, pointer: &str, dropped: &mut
             map.remove(bound);
         }
     }
+    // Binary content is a string with `contentEncoding: base64` (and maybe
+    // a media type); any other use of the two keywords is dropped.
+    let binary = map.get("contentEncoding").is_some_and(|e| e == "base64") && map.get("type").is_none_or(|t| t == "string" || t.as_array().is_some_and(|ts| ts.iter().any(|t| t == "string")));
+    let media_type_ok = map.get("contentMediaType").and_then(Value::as_str).is_some_and(|m| m.contains('/') && !m.contains(char::is_whitespace));
+    for (key, keep) in [("contentEncoding", binary), ("contentMediaType", binary && media_type_ok)] {
+        if !keep && map.remove(key).is_some() {
+            dropped(key, &format!("{pointer}/{key}"));
+        }
+    }
     let keys: Vec<String> = map.keys().cloned().collect();
     for key in keys {
         let at = format!("{pointer}/{key}");

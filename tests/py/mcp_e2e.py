@@ -8,10 +8,10 @@ The client negotiates the protocol itself (it probes `server/discover`, so it
 speaks 2026-07-28 to capspec). On that revision an `ask` is an
 `input_required` round: the client answers the elicitation and retries with
 the sealed `requestState`. Checked here: an ask accepted and one declined;
-forged, altered and replayed-for-other-arguments states refused by name; and
-two instances sharing only the token and the state key behind a round-robin
-proxy, where 50 approved writes each land their two rounds on either
-instance. Every check asserts; the last line printed is a JSON summary.
+forged, altered, expired (the servers run with a short --state-ttl) and
+replayed-for-other-arguments states refused by name; and two instances
+sharing only the token and the state key behind a round-robin proxy, where
+50 approved writes each land their two rounds on either instance. Every check asserts; the last line printed is a JSON summary.
 """
 
 import asyncio
@@ -30,6 +30,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 APPROVAL = "io.capspec/approval"
+# Seconds an approval round's requestState stays valid on the servers that
+# ask (--state-ttl): long enough for every round, short enough to outwait.
+STATE_TTL = 3
 
 
 def answering(action, asked):
@@ -42,7 +45,7 @@ def answering(action, asked):
 
 async def gate(binary, workspace):
     """Default mode on 2026-07-28: the write asks through input_required."""
-    params = StdioServerParameters(command=binary, args=["serve", "--surface", "tools", "--mode", "default", "--workspace", workspace])
+    params = StdioServerParameters(command=binary, args=["serve", "--surface", "tools", "--mode", "default", "--state-ttl", str(STATE_TTL), "--workspace", workspace])
     asked = []
     async with Client(params, elicitation_callback=answering("accept", asked)) as client:
         ok = await client.call_tool("write_file", {"path": "yes.txt", "content": "yes"})
@@ -62,6 +65,10 @@ async def gate(binary, workspace):
 
 async def tampering(session, workspace):
     args = {"path": "t.txt", "content": "t"}
+    # A state left to expire: the servers seal with --state-ttl STATE_TTL.
+    stale = await session.call_tool("write_file", args, allow_input_required=True)
+    assert isinstance(stale, types.InputRequiredResult), stale
+    await asyncio.sleep(STATE_TTL + 1.5)
     first = await session.call_tool("write_file", args, allow_input_required=True)
     assert isinstance(first, types.InputRequiredResult), first
     assert APPROVAL in first.input_requests, first
@@ -72,6 +79,7 @@ async def tampering(session, workspace):
         ("forged", args, "rs2." + "A" * 60),
         ("altered", args, state[:-6] + ("AAAAAA" if not state.endswith("AAAAAA") else "BBBBBB")),
         ("replayed", {"path": "t.txt", "content": "other"}, state),
+        ("expired", args, stale.request_state),
     ]:
         result = await session.call_tool("write_file", retry_args, input_responses=accept, request_state=retry_state)
         assert result.is_error, (case, result)
@@ -80,6 +88,7 @@ async def tampering(session, workspace):
         refusals[case] = error["message"]
     assert "forged or altered" in refusals["forged"] and "forged or altered" in refusals["altered"], refusals
     assert "other arguments" in refusals["replayed"], refusals
+    assert "expired" in refusals["expired"], refusals
     assert not os.path.exists(os.path.join(workspace, "t.txt")), "no tampered round ran the write"
     done = await session.call_tool("write_file", args, input_responses=accept, request_state=state)
     assert not done.is_error, done
@@ -142,7 +151,7 @@ async def scale_out(binary, scratch):
     workspace = os.path.join(scratch, "scale")
     os.makedirs(workspace, exist_ok=True)
     servers = [
-        start(binary, ["--http", "127.0.0.1:0", "--token-file", token_file, "--state-key-file", key_file, "--surface", "tools", "--mode", "default", "--workspace", workspace])
+        start(binary, ["--http", "127.0.0.1:0", "--token-file", token_file, "--state-key-file", key_file, "--state-ttl", str(STATE_TTL), "--surface", "tools", "--mode", "default", "--workspace", workspace])
         for _ in range(2)
     ]
     RoundRobin.targets = [url for _, url in servers]

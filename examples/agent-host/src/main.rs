@@ -80,6 +80,10 @@ enum Command {
         /// share it. Without it, a random key per process.
         #[arg(long, value_name = "FILE")]
         state_key_file: Option<PathBuf>,
+        /// How long (in seconds) a 2026-07-28 approval round's `requestState` stays valid:
+        /// the time a user has to answer.
+        #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+        state_ttl: u64,
         /// `code`: the `execute_code` tool plus capabilities marked `direct: true`;
         /// `tools`: one tool per non-deferred capability, named by its wire name.
         #[arg(long, value_parser = parse_surface, default_value = "code")]
@@ -216,9 +220,9 @@ fn main() -> ExitCode {
             print!("{}", mounted.catalog());
             ExitCode::SUCCESS
         }
-        Command::Serve { http, token_file, allowed_origin, state_key_file, surface, session } => {
+        Command::Serve { http, token_file, allowed_origin, state_key_file, state_ttl, surface, session } => {
             let key = match state_key_file.as_deref().map(read_state_key).transpose() {
-                Ok(key) => key,
+                Ok(key) => key.unwrap_or_else(capspec::mcp::StateKey::random).with_ttl(std::time::Duration::from_secs(state_ttl)),
                 Err(e) => {
                     eprintln!("agent-host: {e}");
                     return ExitCode::from(2);
@@ -243,7 +247,7 @@ fn serve(
     mounted: capspec::Mounted,
     http: Option<(std::net::SocketAddr, PathBuf)>,
     allowed_origins: Vec<String>,
-    state_key: Option<capspec::mcp::StateKey>,
+    state_key: capspec::mcp::StateKey,
     surface: capspec::mcp::Surface,
     options: &SessionArgs,
 ) -> ExitCode {
@@ -252,10 +256,7 @@ fn serve(
     let for_runs = mounted.clone();
     let host = capspec::mcp::McpHost::new(capspec::guest::Guest::new(mounted), surface, options.mode)
         .prepare_run(move |gate| Run::new(gate).with(workspace.clone()).with(memory.clone()).with(for_runs.clone()));
-    let host = match state_key {
-        Some(key) => host.with_state_key(key),
-        None => host,
-    };
+    let host = host.with_state_key(state_key);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {

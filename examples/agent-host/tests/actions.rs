@@ -124,7 +124,7 @@ fn the_shipped_tour_touches_every_module() {
     for r in value["receipts"].as_array().unwrap() {
         assert!(r["ms"].is_number() && r["decision"].is_string() && r["status"].is_string(), "{r}");
     }
-    assert_eq!(value["logs"], json!(["mounted: 27 capabilities", "web.fetch_url: failed"]));
+    assert_eq!(value["logs"], json!(["mounted: 28 capabilities", "web.fetch_url: failed"]));
     // In default mode without a terminal, every ask is denied — and shown, not fatal.
     let (code, stdout) = agent_host(&["run", &action("tour.js"), "--json"], dir.path());
     assert_eq!(code, 0, "{stdout}");

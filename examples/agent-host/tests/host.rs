@@ -42,7 +42,7 @@ impl Host {
 fn every_spec_has_an_impl() {
     let registry = agent_host::registry().unwrap();
     let mounted = registry.mount_all();
-    assert_eq!(mounted.capabilities().len(), 27);
+    assert_eq!(mounted.capabilities().len(), 28);
     assert_eq!(mounted.module_names(), ["memory", "notes", "plan", "shell", "web", "workspace"]);
 }
 

@@ -3,7 +3,7 @@
 //! (tests/py/mcp_e2e.py): tools, a read call, a refusal as text and
 //! `_meta`, both resources. The client negotiates the protocol itself and
 //! speaks 2026-07-28, where an `ask` is an `input_required` round: accepted,
-//! declined, and forged, altered and replayed states refused; then two
+//! declined, and forged, altered, expired and replayed states refused; then two
 //! instances sharing only the token and the state key behind a round-robin
 //! proxy serve 50 approved writes. Skips with a notice where the venv is
 //! absent; CI (which builds it) sets CAPSPEC_REQUIRE_PYTHON_TOOLS so it may
@@ -29,7 +29,7 @@ fn the_python_sdk_client_works_over_stdio_and_http_and_approves_through_input_re
     let summary: serde_json::Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("no JSON summary ({e}):\n{text}"));
     assert_eq!(summary["stdio"], "2026-07-28", "{text}");
     assert_eq!(summary["http"], "2026-07-28", "{text}");
-    let refused = serde_json::json!(["altered", "forged", "replayed"]);
+    let refused = serde_json::json!(["altered", "expired", "forged", "replayed"]);
     assert_eq!(summary["gate_refused"], refused, "{text}");
     assert_eq!(summary["scale_out"]["writes"], 50, "{text}");
     assert_eq!(summary["scale_out"]["refused"], refused, "{text}");

@@ -22,7 +22,7 @@ mod server;
 mod tools;
 mod transport;
 
-pub use mrtr::{APPROVAL_INPUT, StateKey};
+pub use mrtr::{APPROVAL_INPUT, STATE_TTL, StateKey};
 pub use server::{McpHost, McpSession, PrepareRun, Surface};
 pub use tools::{CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE, META_ERROR};
 pub use transport::{HttpOptions, MCP_PATH, serve_http, serve_stdio};

@@ -21,15 +21,16 @@ use crate::gate::{Approval, ApprovalRequest, Approver, BoxFuture};
 
 /// The key of the approval in `inputRequests` / `inputResponses`.
 pub const APPROVAL_INPUT: &str = "io.capspec/approval";
-/// How long an `input_required` answer may take.
-const STATE_TTL: Duration = Duration::from_secs(600);
+/// How long an `input_required` answer may take, unless the key says otherwise.
+pub const STATE_TTL: Duration = Duration::from_secs(600);
 /// Bound into every sealed state, so no other sealed value of the same key passes.
 const PURPOSE: &[u8] = b"capspec approval v1";
 
 /// The key that seals `requestState` (instances behind one load balancer
-/// share it: `--state-key-file`; otherwise random per process).
+/// share it: `--state-key-file`; otherwise random per process), and how
+/// long a sealed state stays valid ([`STATE_TTL`] unless set).
 #[derive(Clone)]
-pub struct StateKey(Arc<RequestStateCodec>);
+pub struct StateKey(Arc<RequestStateCodec>, Duration);
 
 impl std::fmt::Debug for StateKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -40,7 +41,12 @@ impl std::fmt::Debug for StateKey {
 impl StateKey {
     /// A key from these bytes (at least 32).
     pub fn new(key: impl Into<Vec<u8>>) -> Result<StateKey, String> {
-        RequestStateCodec::try_new(key).map(|codec| StateKey(Arc::new(codec))).map_err(|e| e.to_string())
+        RequestStateCodec::try_new(key).map(|codec| StateKey(Arc::new(codec), STATE_TTL)).map_err(|e| e.to_string())
+    }
+
+    /// States sealed with this key expire after `ttl` (at least a second).
+    pub fn with_ttl(self, ttl: Duration) -> StateKey {
+        StateKey(self.0, ttl.max(Duration::from_secs(1)))
     }
 
     /// A random key, for one process.
@@ -134,7 +140,7 @@ pub(super) fn input_required(key: &StateKey, request: &ApprovalRequest) -> Input
         "params": { "mode": "form", "message": message, "requestedSchema": { "type": "object", "properties": {} } },
     }))
     .expect("the approval form is a valid elicitation");
-    InputRequiredResult::new(Some(InputRequests::from_iter([(APPROVAL_INPUT.to_string(), elicitation)])), Some(seal(key, request, STATE_TTL)))
+    InputRequiredResult::new(Some(InputRequests::from_iter([(APPROVAL_INPUT.to_string(), elicitation)])), Some(seal(key, request, key.1)))
 }
 
 /// The `requestState` approving `request`, valid for `ttl`.

@@ -120,6 +120,8 @@ pub async fn serve_http(host: McpHost, listener: TcpListener, options: HttpOptio
     });
     loop {
         let (stream, _) = listener.accept().await?;
+        // Small JSON-RPC replies go out at once, not after the peer's ACK.
+        let _ = stream.set_nodelay(true);
         let mcp = mcp.clone();
         let admission = admission.clone();
         tokio::spawn(async move {
