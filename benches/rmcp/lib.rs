@@ -110,10 +110,14 @@ impl Default for StoredRouterServer {
 
 /// capspec's MCP server on the tools surface, over the bench registry
 /// (where `peek` is a read capability), gating in default mode.
+pub fn capspec_host() -> capspec::mcp::McpHost {
+    capspec::mcp::McpHost::new(capspec::guest::Guest::new(registry().mount_all()), capspec::mcp::Surface::Tools, Mode::Default)
+        .prepare_run(|gate| Run::new(gate).with_limits(capspec::Limits { max_calls: u32::MAX }))
+}
+
+/// One session of [`capspec_host`].
 pub fn capspec_session() -> capspec::mcp::McpSession {
-    let host = capspec::mcp::McpHost::new(capspec::guest::Guest::new(registry().mount_all()), capspec::mcp::Surface::Tools, Mode::Default)
-        .prepare_run(|gate| Run::new(gate).with_limits(capspec::Limits { max_calls: u32::MAX }));
-    host.session()
+    capspec_host().session()
 }
 
 /// Serve `server` on one end of an in-memory pipe (a task on the current

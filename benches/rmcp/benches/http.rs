@@ -1,0 +1,263 @@
+//! Streamable HTTP under load: capspec's server (`capspec::mcp::serve_http`,
+//! the tools surface over the bench registry, default mode) against rmcp's
+//! own `StreamableHttpService` serving the same one tool, `peek` — plain,
+//! and returning capspec's receipt in `_meta`. One Rust load client drives
+//! all of them (no Node in the measured path), on both protocol revisions:
+//!
+//! - 2025-11-25: `SESSIONS` sessions (initialize, `notifications/initialized`,
+//!   then `Mcp-Session-Id` on every call), set up before timing;
+//! - 2026-07-28: stateless, every call carrying the per-request `_meta`
+//!   (protocol version, client capabilities) and the routing headers.
+//!
+//! Each batch is `SESSIONS` concurrent clients × `CALLS` `tools/call`s, each
+//! client on its own keep-alive connection. Rounds interleave the servers
+//! and revisions in an order that rotates, so each meets the same stretches
+//! of a shared machine. Printed per server and revision: calls per second
+//! (median over the batches), p50 and p99 latency over every call, and the
+//! ratios to plain rmcp on the same revision.
+//!
+//! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS]`
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use capspec_rmcp_compare::{PeekMetaServer, PeekServer, capspec_host};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use rmcp::ServerHandler;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Concurrent clients (sessions on 2025-11-25) per batch.
+const SESSIONS: usize = 32;
+/// Calls each client makes per batch.
+const CALLS: usize = 20;
+/// Rounds before timing starts.
+const WARM_UP: usize = 2;
+const TOKEN: &str = "bench-token";
+
+#[derive(Clone, Copy, PartialEq)]
+enum Revision {
+    Sessions,
+    Stateless,
+}
+
+impl Revision {
+    fn name(self) -> &'static str {
+        match self {
+            Revision::Sessions => "2025-11-25",
+            Revision::Stateless => "2026-07-28",
+        }
+    }
+}
+
+fn main() {
+    let rounds = std::env::args().skip(1).find_map(|a| a.parse::<usize>().ok()).unwrap_or(12);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let servers: Vec<(&str, SocketAddr)> = rt.block_on(async {
+        vec![
+            ("rmcp StreamableHttpService", rmcp_http(PeekServer).await),
+            ("  the same + capspec's receipt in _meta", rmcp_http(PeekMetaServer).await),
+            ("capspec serve_http (tools surface)", capspec_http().await),
+        ]
+    });
+    let revisions = [Revision::Sessions, Revision::Stateless];
+    // [server][revision]: per-batch calls/s, and every call's latency (µs).
+    let mut rates = vec![vec![Vec::new(); 2]; servers.len()];
+    let mut latencies = vec![vec![Vec::new(); 2]; servers.len()];
+    let runs: Vec<(usize, usize)> = (0..servers.len()).flat_map(|s| (0..2).map(move |r| (s, r))).collect();
+    for round in 0..WARM_UP + rounds {
+        for k in 0..runs.len() {
+            let (s, r) = runs[(round + k) % runs.len()];
+            let (rate, times) = rt.block_on(batch(servers[s].1, revisions[r]));
+            if round >= WARM_UP {
+                rates[s][r].push(rate);
+                latencies[s][r].extend(times);
+            }
+        }
+    }
+    let at = |v: &[f64], q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    println!("Streamable HTTP, {SESSIONS} clients × {CALLS} tools/call per batch, {rounds} interleaved rounds");
+    println!("{:<42} {:<11} {:>9} {:>9} {:>9} {:>8} {:>8}", "server", "revision", "calls/s", "p50 µs", "p99 µs", "rate ×", "p99 ×");
+    for (r, revision) in revisions.iter().enumerate() {
+        for row in rates.iter_mut().chain(latencies.iter_mut()) {
+            row[r].sort_by(f64::total_cmp);
+        }
+        let (base_rate, base_p99) = (at(&rates[0][r], 0.5), at(&latencies[0][r], 0.99));
+        for (s, (label, _)) in servers.iter().enumerate() {
+            let (rate, p50, p99) = (at(&rates[s][r], 0.5), at(&latencies[s][r], 0.5), at(&latencies[s][r], 0.99));
+            println!("{label:<42} {:<11} {rate:>9.0} {p50:>9.0} {p99:>9.0} {:>7.3}× {:>7.3}×", revision.name(), rate / base_rate, p99 / base_p99);
+        }
+    }
+}
+
+/// One batch: `SESSIONS` clients set up (not timed), then all calling at
+/// once. Calls per second over the batch, and each call's latency in µs.
+async fn batch(addr: SocketAddr, revision: Revision) -> (f64, Vec<f64>) {
+    let mut clients = Vec::with_capacity(SESSIONS);
+    for _ in 0..SESSIONS {
+        clients.push(Client::connect(addr, revision).await);
+    }
+    let start = Instant::now();
+    let tasks: Vec<_> = clients
+        .into_iter()
+        .map(|mut client| {
+            tokio::spawn(async move {
+                let mut times = Vec::with_capacity(CALLS);
+                for i in 0..CALLS {
+                    let began = Instant::now();
+                    client.call_peek(i).await;
+                    times.push(began.elapsed().as_secs_f64() * 1e6);
+                }
+                client.close().await;
+                times
+            })
+        })
+        .collect();
+    let mut times = Vec::with_capacity(SESSIONS * CALLS);
+    for task in tasks {
+        times.extend(task.await.expect("a client task"));
+    }
+    let elapsed = start.elapsed();
+    ((SESSIONS * CALLS) as f64 / elapsed.as_secs_f64(), times)
+}
+
+/// One client on one keep-alive HTTP/1.1 connection.
+struct Client {
+    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    revision: Revision,
+    session: Option<String>,
+    next_id: u64,
+}
+
+impl Client {
+    async fn connect(addr: SocketAddr, revision: Revision) -> Client {
+        let stream = TcpStream::connect(addr).await.expect("connect");
+        stream.set_nodelay(true).expect("nodelay");
+        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.expect("handshake");
+        tokio::spawn(connection);
+        let mut client = Client { sender, revision, session: None, next_id: 1 };
+        if revision == Revision::Sessions {
+            let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "capspec-load", "version": "1"}});
+            let (headers, _) = client.post("initialize", None, json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})).await;
+            client.session = Some(headers.get("mcp-session-id").expect("a session id").to_str().expect("ASCII").to_string());
+            client.post("notifications/initialized", None, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        }
+        client
+    }
+
+    /// `tools/call` of `peek`; panics unless the result is a success.
+    async fn call_peek(&mut self, i: usize) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut params = json!({"name": "peek", "arguments": {"note_id": format!("n{i}")}});
+        if self.revision == Revision::Stateless {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "capspec-load", "version": "1"},
+            });
+        }
+        let (_, body) = self.post("tools/call", Some("peek"), json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})).await;
+        let reply = response_of(&body).unwrap_or_else(|| panic!("no JSON-RPC response in {}", String::from_utf8_lossy(&body)));
+        assert_eq!(reply["id"], id, "{reply}");
+        assert!(reply["result"]["isError"] != json!(true) && reply.get("error").is_none(), "peek failed: {reply}");
+    }
+
+    async fn close(mut self) {
+        if let Some(session) = self.session.take() {
+            let request = hyper::Request::delete("/mcp")
+                .header("host", "127.0.0.1")
+                .header("authorization", format!("Bearer {TOKEN}"))
+                .header("mcp-session-id", session)
+                .body(Full::new(Bytes::new()))
+                .expect("a request");
+            let _ = self.sender.send_request(request).await;
+        }
+    }
+
+    async fn post(&mut self, method: &str, name: Option<&str>, body: Value) -> (hyper::HeaderMap, Bytes) {
+        let mut request = hyper::Request::post("/mcp")
+            .header("host", "127.0.0.1")
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", self.revision.name());
+        if let Some(session) = &self.session {
+            request = request.header("mcp-session-id", session);
+        }
+        if self.revision == Revision::Stateless {
+            request = request.header("mcp-method", method);
+            if let Some(name) = name {
+                request = request.header("mcp-name", name);
+            }
+        }
+        let request = request.body(Full::new(Bytes::from(body.to_string()))).expect("a request");
+        self.sender.ready().await.expect("connection ready");
+        let response = self.sender.send_request(request).await.expect("a response");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.into_body().collect().await.expect("a body").to_bytes();
+        assert!(status.is_success(), "{method}: {status} {}", String::from_utf8_lossy(&bytes));
+        (headers, bytes)
+    }
+}
+
+/// The JSON-RPC response in a body: the body itself (JSON), or the SSE
+/// `data:` line carrying it.
+fn response_of(body: &[u8]) -> Option<Value> {
+    if let Ok(value) = serde_json::from_slice::<Value>(body) {
+        return Some(value);
+    }
+    std::str::from_utf8(body)
+        .ok()?
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+        .find(|message| message.get("id").is_some())
+}
+
+/// capspec's HTTP server on a loopback port.
+async fn capspec_http() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("an address");
+    tokio::spawn(capspec::mcp::serve_http(capspec_host(), listener, capspec::mcp::HttpOptions::new(TOKEN)));
+    addr
+}
+
+/// rmcp's `StreamableHttpService` for `server`, on hyper as capspec serves
+/// it (HTTP/1.1, a task per connection), with the same transport settings
+/// and nothing in front.
+async fn rmcp_http<S: ServerHandler + Clone + Send + Sync + 'static>(server: S) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("an address");
+    let config = StreamableHttpServerConfig::default().with_sse_keep_alive(None).disable_allowed_hosts();
+    let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = listener.accept().await.expect("accept");
+            let _ = stream.set_nodelay(true);
+            let service = service.clone();
+            tokio::spawn(async move {
+                let handler = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+                    let mut service = service.clone();
+                    async move {
+                        let (parts, body) = request.into_parts();
+                        let bytes = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                        let response = tower_service::Service::call(&mut service, hyper::Request::from_parts(parts, Full::new(bytes))).await;
+                        Ok::<_, Infallible>(response.unwrap_or_else(|never| match never {}))
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), handler).await;
+            });
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    addr
+}
