@@ -168,6 +168,49 @@ pub(crate) enum Command {
         #[arg(long)]
         upstream: bool,
     },
+    /// Serve the project's upstream modules over MCP — a gateway with no Rust code: start
+    /// the [upstream.*] servers (eager ones now, lazy ones on their first call), check each
+    /// tool against its pin, and serve them as agent-host serve serves its modules (needs
+    /// the feature `live`). Every call passes the gate with the pinned category; a tool that
+    /// no longer matches its pin is refused (`upstream_changed`); a server that does not
+    /// start leaves its module out, with the reason in the capabilities resource.
+    Serve(ServeArgs),
+}
+
+#[derive(clap::Args)]
+pub(crate) struct ServeArgs {
+    #[command(flatten)]
+    pub(crate) root: RootArg,
+    /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio.
+    #[arg(long, value_name = "ADDR", requires = "token_file")]
+    pub(crate) http: Option<std::net::SocketAddr>,
+    /// A file holding the bearer token every HTTP request must carry
+    /// (`Authorization: Bearer <token>`); surrounding whitespace is ignored.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// Admit HTTP requests from this origin besides loopback ones; repeatable. Any other
+    /// Origin (or, without one, Host) gets 403, token or not.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    pub(crate) allowed_origin: Vec<String>,
+    /// A file holding the key (at least 32 bytes) that seals the `requestState` of a
+    /// 2026-07-28 approval round; instances behind one load balancer share it. Without
+    /// it, a random key per process.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) state_key_file: Option<PathBuf>,
+    /// How long (in seconds) a 2026-07-28 approval round's `requestState` stays valid.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub(crate) state_ttl: u64,
+    /// `code`: `execute_code` over every mounted module plus capabilities marked
+    /// `direct: true`; `tools`: one tool per non-deferred capability, and `tool_search`.
+    #[arg(long, default_value = "code", value_parser = ["code", "tools"])]
+    pub(crate) surface: String,
+    /// Permission mode: plan (read only), default (ask for write, execute, external),
+    /// accept-edits (also allow write), auto (allow everything).
+    #[arg(long, default_value = "default", value_parser = ["plan", "default", "accept-edits", "auto"])]
+    pub(crate) mode: String,
+    /// Serve only these modules (comma-separated); default: every upstream module.
+    #[arg(long, value_name = "A,B", value_delimiter = ',')]
+    pub(crate) modules: Vec<String>,
 }
 
 #[derive(clap::Args)]

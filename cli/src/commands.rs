@@ -198,6 +198,13 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                 }
             }
         },
+        Command::Serve(args) => {
+            let root = match args.root.resolve() {
+                Ok(root) => root,
+                Err(err) => return fatal(err),
+            };
+            crate::live::serve(&root, &args)
+        }
         Command::Check { root, build, format, base, suggest_allow, upstream } => {
             if suggest_allow && !matches!(format, FormatArg::Json) {
                 eprintln!("error: --suggest-allow needs --format json");

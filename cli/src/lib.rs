@@ -53,6 +53,8 @@ mod commands;
 mod init;
 mod live;
 mod root;
+#[cfg(feature = "live")]
+mod serve;
 
 /// Run the command line on this process's arguments. Called as the cargo
 /// subcommand `cargo capspec …` (argument 1 is then `capspec`) it shows

@@ -29,11 +29,21 @@ pub(crate) fn upstream_findings(_root: &Path) -> Result<Vec<Finding>, String> {
     Err(NO_CLIENT.to_string())
 }
 
-#[cfg(feature = "live")]
-pub(crate) use client::{import_upstream, upstream_findings};
+/// `serve`; the exit code.
+#[cfg(not(feature = "live"))]
+pub(crate) fn serve(_root: &Path, _args: &crate::args::ServeArgs) -> u8 {
+    eprintln!("error: this build of capspec-cli cannot serve: `serve` runs MCP servers and QuickJS; \
+         `cargo install capspec-cli` has them; in an xtask, depend on capspec-cli with `features = [\"live\"]`");
+    2
+}
 
 #[cfg(feature = "live")]
-mod client {
+pub(crate) use client::{import_upstream, upstream_findings};
+#[cfg(feature = "live")]
+pub(crate) use crate::serve::serve;
+
+#[cfg(feature = "live")]
+pub(crate) mod client {
     use std::path::Path;
     use std::time::Duration;
 
@@ -45,7 +55,7 @@ mod client {
     use serde_json::Value;
 
     /// The server `[upstream.NAME]` configures, resolved against `root`.
-    fn server(root: &Path, upstream: &Upstream) -> Server {
+    pub(crate) fn server(root: &Path, upstream: &Upstream) -> Server {
         let endpoint = match &upstream.transport {
             Transport::Stdio { command, env, cwd } => {
                 Endpoint::Stdio { command: command.clone(), env: env.clone(), cwd: Some(root.join(cwd.as_deref().unwrap_or("."))) }
@@ -60,7 +70,7 @@ mod client {
         runtime.block_on(list_tools(&server(root, upstream)))
     }
 
-    fn open(root: &Path) -> Result<Project, String> {
+    pub(crate) fn open(root: &Path) -> Result<Project, String> {
         let project = capspec_codegen::open(root).map_err(|e| e.to_string())?;
         if project.config.is_none() {
             let (findings, sources) = project.into_findings();

@@ -25,6 +25,14 @@ pub enum ErrorCode {
     Timeout,
     /// The run used up a limit (e.g. its call budget).
     LimitExceeded,
+    /// An upstream tool no longer matches its pin; it was not called.
+    UpstreamChanged,
+    /// The upstream server is not running (it did not start, or it exited).
+    UpstreamUnavailable,
+    /// The upstream server did not answer within its timeout; the call was cancelled.
+    UpstreamTimeout,
+    /// The upstream server answered with an error result.
+    UpstreamError,
 }
 
 impl ErrorCode {
@@ -39,6 +47,10 @@ impl ErrorCode {
             ErrorCode::Failed => "failed",
             ErrorCode::Timeout => "timeout",
             ErrorCode::LimitExceeded => "limit_exceeded",
+            ErrorCode::UpstreamChanged => "upstream_changed",
+            ErrorCode::UpstreamUnavailable => "upstream_unavailable",
+            ErrorCode::UpstreamTimeout => "upstream_timeout",
+            ErrorCode::UpstreamError => "upstream_error",
         }
     }
 }

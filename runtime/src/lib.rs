@@ -60,7 +60,7 @@ pub use code_first::{Capability, CodeFirst};
 pub use error::{CallError, CapError, CapResult, ErrorCode};
 pub use gate::{Approval, ApprovalRequest, Approver, BoxFuture, Gate, HeadlessApprover, Mode, ModeHandle, SessionAllow, Verdict, decide};
 pub use receipt::{GateDecision, Receipt, Status};
-pub use registry::{CapabilityInfo, Mounted, Registry, RegistryError};
+pub use registry::{CapabilityInfo, Forward, Forwarded, Mounted, Registry, RegistryError};
 pub use run::{ClientRouter, Extensions, Limits, Run};
 pub use spec::{Annotations, Category, Module, Spec};
 pub use tiered::tiered_catalog;

@@ -65,6 +65,9 @@ pub struct Receipt {
     /// Time from lookup to result, not counting time spent waiting for an approver.
     #[serde(rename = "ms", serialize_with = "millis")]
     pub duration: Duration,
+    /// The upstream MCP server that implements the capability (DESIGN §12).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
 }
 
 fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

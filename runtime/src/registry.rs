@@ -79,12 +79,37 @@ struct Entry {
 }
 
 /// What runs at the ladder's last step.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Call {
     /// A registered `#[capability]` fn.
     Impl(ImplFn),
+    /// An implementation the host hands over at build time (an upstream
+    /// MCP server's tool).
+    Forward(Arc<dyn Forward>),
     /// The built-in `capspec.tool_search`, over the calling session.
     ToolSearch,
+}
+
+/// An implementation that is not a `#[capability]` fn: an upstream MCP
+/// server's tool (`capspec::upstream`). It runs at the ladder's last step,
+/// after lookup, validation and the gate, like any impl; its errors carry
+/// their own codes (`upstream_*`).
+pub trait Forward: Send + Sync {
+    /// Run with the validated arguments (defaults applied).
+    fn call<'a>(&'a self, run: &'a Run, args: Value) -> BoxFuture<'a, Result<Value, CallError>>;
+    /// What the receipt names as the implementation: the upstream server.
+    fn server(&self) -> &str;
+}
+
+/// A [`Forward`] implementation of one capability, for [`Registry::with_forwards`].
+#[derive(Clone)]
+pub struct Forwarded {
+    /// The module of the spec it implements.
+    pub module: &'static str,
+    /// The capability name.
+    pub name: &'static str,
+    /// The implementation.
+    pub forward: Arc<dyn Forward>,
 }
 
 /// What one name names, in lookup order: a qualified `module.name` (or
@@ -141,7 +166,25 @@ impl Registry {
         impls: impl IntoIterator<Item = &'a Registration>,
         code_first: impl IntoIterator<Item = &'a CodeFirst>,
     ) -> Result<Arc<Registry>, RegistryError> {
+        Registry::with_forwards(modules, impls, code_first, Vec::new())
+    }
+
+    /// Build from registrations, code-first specs and `forwards`: the
+    /// capabilities other implementations serve (an upstream module's
+    /// tools). Every spec still needs exactly one implementation.
+    pub fn with_forwards<'a>(
+        modules: &[Module],
+        impls: impl IntoIterator<Item = &'a Registration>,
+        code_first: impl IntoIterator<Item = &'a CodeFirst>,
+        forwards: Vec<Forwarded>,
+    ) -> Result<Arc<Registry>, RegistryError> {
         let mut problems = Vec::new();
+        let mut forwarded: HashMap<(&str, &str), Arc<dyn Forward>> = HashMap::new();
+        for f in forwards {
+            if forwarded.insert((f.module, f.name), f.forward).is_some() {
+                problems.push(format!("`{}.{}` is forwarded twice", f.module, f.name));
+            }
+        }
         let mut by_key: HashMap<(&str, &str), &Registration> = HashMap::new();
         let known: std::collections::HashSet<(&str, &str)> =
             modules.iter().flat_map(|m| m.specs.iter().map(|s| (s.module, s.name))).collect();
@@ -172,11 +215,19 @@ impl Registry {
         let mut schemas: Vec<(&'static Spec, Value)> = Vec::new();
         for (module_index, module) in modules.iter().enumerate() {
             for spec in module.specs {
-                let Some(reg) = by_key.get(&(spec.module, spec.name)) else {
-                    problems.push(format!("`{}.{}` has no impl; add a #[capability({}::{})] fn", spec.module, spec.name, spec.module, spec.name));
-                    continue;
+                let call = match (by_key.get(&(spec.module, spec.name)), forwarded.remove(&(spec.module, spec.name))) {
+                    (Some(reg), None) => Call::Impl(reg.call),
+                    (None, Some(forward)) => Call::Forward(forward),
+                    (Some(reg), Some(forward)) => {
+                        problems.push(format!("`{}.{}` has an impl at {}:{} and is forwarded to `{}`", spec.module, spec.name, reg.file, reg.line, forward.server()));
+                        continue;
+                    }
+                    (None, None) => {
+                        problems.push(format!("`{}.{}` has no impl; add a #[capability({}::{})] fn", spec.module, spec.name, spec.module, spec.name));
+                        continue;
+                    }
                 };
-                if reg.fingerprint.is_some_and(|f| f != spec.fingerprint) {
+                if let Some(reg) = by_key.get(&(spec.module, spec.name)).filter(|r| r.fingerprint.is_some_and(|f| f != spec.fingerprint)) {
                     problems.push(format!(
                         "{}:{}: impl of `{}.{}` was compiled against another version of its spec; rebuild after `cargo xtask sync`",
                         reg.file, reg.line, spec.module, spec.name
@@ -208,9 +259,12 @@ impl Registry {
                     problems.push(format!("`{}.{}` and `{}` have one wire name, `{}`", spec.module, spec.name, other.qualified, spec.wire_name));
                 }
                 schemas.push((spec, schema));
-                entries.push(Entry { spec, call: Call::Impl(reg.call), validator, qualified: format!("{}.{}", spec.module, spec.name), module: module_index });
+                entries.push(Entry { spec, call, validator, qualified: format!("{}.{}", spec.module, spec.name), module: module_index });
             }
         }
+        let mut stray: Vec<String> = forwarded.keys().map(|(m, n)| format!("`{m}.{n}` is forwarded, but no mounted spec declares it")).collect();
+        stray.sort();
+        problems.extend(stray);
         // The built-ins, after every module; their "module" index is one
         // past the last and always mounted.
         if modules.iter().any(|m| m.name == crate::builtin::MODULE) {
@@ -413,37 +467,50 @@ impl Mounted {
         let ladder = self.ladder(run, name, args, &mut waited, &span);
         // With no subscriber listening the span is disabled: skip the
         // instrumentation wrapper (its enter/exit on every poll) altogether.
-        let (capability, decision, result) = if span.is_disabled() { ladder.await } else { tracing::Instrument::instrument(ladder, span.clone()).await };
+        let (capability, entry, decision, result) = if span.is_disabled() { ladder.await } else { tracing::Instrument::instrument(ladder, span.clone()).await };
+        let upstream = entry.and_then(|e| match &e.call {
+            Call::Forward(forward) => Some(forward.server().to_string()),
+            _ => None,
+        });
         let capability = capability.to_string();
         let status = match &result {
             Ok(_) => Status::Ok,
-            Err(e) if e.code == ErrorCode::Failed => Status::Failed,
+            // The implementation (or its server) ran, or was reached, and failed.
+            Err(e) if matches!(e.code, ErrorCode::Failed | ErrorCode::UpstreamError | ErrorCode::UpstreamTimeout | ErrorCode::UpstreamUnavailable) => Status::Failed,
             Err(_) => Status::Refused,
         };
         crate::trace::finished(&span, decision, status, result.as_ref().err());
-        run.record(Receipt { capability, decision, status, duration: start.elapsed().saturating_sub(waited) });
+        run.record(Receipt { capability, decision, status, duration: start.elapsed().saturating_sub(waited), upstream });
         result
     }
 
-    async fn ladder<'a>(&'a self, run: &Run, name: &'a str, args: Value, waited: &mut Duration, span: &tracing::Span) -> (&'a str, Option<GateDecision>, Result<Value, CallError>) {
+    #[allow(clippy::type_complexity)]
+    async fn ladder<'a>(
+        &'a self,
+        run: &Run,
+        name: &'a str,
+        args: Value,
+        waited: &mut Duration,
+        span: &tracing::Span,
+    ) -> (&'a str, Option<&'a Entry>, Option<GateDecision>, Result<Value, CallError>) {
         // 1. lookup
         let entry = match self.entry(name) {
             Ok(entry) => entry,
             Err(err) => {
                 crate::trace::resolved(span, None, name);
-                return (name, None, Err(err));
+                return (name, None, None, Err(err));
             }
         };
         crate::trace::resolved(span, Some(entry.spec), name);
         let refuse = |code: ErrorCode, message: String| CallError { code, message, capability: entry.qualified.clone() };
         if !run.take_call() {
             let err = refuse(ErrorCode::LimitExceeded, format!("the run's limit of {} calls is used up", run.limits().max_calls));
-            return (entry.qualified.as_str(), None, Err(err));
+            return (entry.qualified.as_str(), Some(entry), None, Err(err));
         }
         // 2. coercion, 3. validation
         let args = match self.arguments(entry, args) {
             Ok(a) => a,
-            Err(message) => return (entry.qualified.as_str(), None, Err(refuse(ErrorCode::InvalidArguments, message))),
+            Err(message) => return (entry.qualified.as_str(), Some(entry), None, Err(refuse(ErrorCode::InvalidArguments, message))),
         };
         // 4. gate
         let decision = match decide(run.mode(), entry.spec.category) {
@@ -454,7 +521,7 @@ impl Mounted {
                     ErrorCode::BlockedInPlanMode,
                     format!("plan mode allows only read capabilities; `{}` is {}", entry.qualified, entry.spec.category),
                 );
-                return (entry.qualified.as_str(), Some(GateDecision::Blocked), Err(err));
+                return (entry.qualified.as_str(), Some(entry), Some(GateDecision::Blocked), Err(err));
             }
             Verdict::Ask if run.gate().session().contains(&entry.qualified) => GateDecision::Approved,
             Verdict::Ask => {
@@ -477,22 +544,26 @@ impl Mounted {
                     }
                     Approval::Deny(reason) => {
                         let err = refuse(ErrorCode::PermissionDenied, reason);
-                        return (entry.qualified.as_str(), Some(GateDecision::Denied), Err(err));
+                        return (entry.qualified.as_str(), Some(entry), Some(GateDecision::Denied), Err(err));
                     }
                 }
             }
         };
         // 5. impl (a panic is contained and reported as `failed`)
-        let call = match entry.call {
-            Call::Impl(call) => call(run, args),
+        let call: BoxFuture<'_, Result<Value, CallError>> = match &entry.call {
+            Call::Impl(call) => {
+                let call = call(run, args);
+                Box::pin(async move { call.await.map_err(|e| CallError { code: ErrorCode::Failed, message: e.message, capability: String::new() }) })
+            }
+            Call::Forward(forward) => forward.call(run, args),
             Call::ToolSearch => Box::pin(std::future::ready(Ok(self.tool_search(&args)))),
         };
         let result = match (CatchUnwind(AssertUnwindSafe(call))).await {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(refuse(ErrorCode::Failed, e.message)),
+            Ok(Err(e)) => Err(refuse(e.code, e.message)),
             Err(panic) => Err(refuse(ErrorCode::Failed, format!("the implementation panicked: {}", panic_text(&panic)))),
         };
-        (entry.qualified.as_str(), Some(decision), result)
+        (entry.qualified.as_str(), Some(entry), Some(decision), result)
     }
 
     /// Coerce, apply defaults and validate; the message of a refusal names the capability,

@@ -26,6 +26,28 @@ mod templates;
 mod ts;
 
 pub(crate) use artifact::join;
+pub use spec_const::SpecConst;
+
+/// What the generated `MODULE` of `module` holds, for a host that mounts a
+/// module with no generated Rust (`cargo capspec serve`): every
+/// capability's `SPEC` values, the guest facade and the catalog section.
+pub struct RuntimeModule {
+    /// Per capability, in the module's order.
+    pub specs: Vec<SpecConst>,
+    /// The ES module guests import.
+    pub facade: String,
+    /// The module's section of the prompt catalog.
+    pub catalog: String,
+}
+
+/// [`RuntimeModule`] of `module`: the same text `sync` writes.
+pub fn runtime_module(module: &ModuleSpec, targets: &Targets) -> RuntimeModule {
+    RuntimeModule {
+        specs: module.capabilities.iter().map(|cap| SpecConst::of(module, cap)).collect(),
+        facade: js::facade(module, targets),
+        catalog: catalog::module_section(module, targets),
+    }
+}
 pub use artifact::{Artifact, MARKER, Targets, contract_fingerprint, fingerprint, input_schema_json, is_generated, marker_line};
 
 /// Generated files as they are on disk, by path: the module Rust files a

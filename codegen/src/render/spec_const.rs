@@ -19,29 +19,34 @@ const MARGIN: usize = 89;
 /// The indentation of `SPEC`'s fields (inside `pub mod <capability>`).
 const FIELD_INDENT: usize = 8;
 
-/// Everything `SPEC` holds, as the text of its values.
-pub(super) struct SpecConst {
-    module: String,
-    name: String,
-    wire_name: String,
-    title: Option<String>,
-    annotations: Annotations,
-    category: &'static str,
-    description: String,
-    summary: String,
-    signature: String,
-    input_schema: String,
-    output_schema: Option<String>,
-    user_message: Option<String>,
-    deferred: bool,
-    direct: bool,
-    aliases: Vec<String>,
-    deprecated: Option<String>,
-    fingerprint: String,
+/// Everything `SPEC` holds, as the text of its values: what the generated
+/// `capspec::Spec` says, for hosts that build one at run time
+/// ([`runtime_module`](super::runtime_module)).
+#[allow(missing_docs)]
+pub struct SpecConst {
+    pub module: String,
+    pub name: String,
+    pub wire_name: String,
+    pub title: Option<String>,
+    pub annotations: Annotations,
+    /// The `capspec::Category` variant: `Read`, `Write`, `Execute`, `External`.
+    pub category: &'static str,
+    pub description: String,
+    pub summary: String,
+    pub signature: String,
+    pub input_schema: String,
+    pub output_schema: Option<String>,
+    pub user_message: Option<String>,
+    pub deferred: bool,
+    pub direct: bool,
+    pub aliases: Vec<String>,
+    pub deprecated: Option<String>,
+    pub fingerprint: String,
 }
 
 impl SpecConst {
-    pub(super) fn of(module: &ModuleSpec, cap: &CapabilitySpec) -> SpecConst {
+    /// The values of `cap`'s `SPEC`.
+    pub fn of(module: &ModuleSpec, cap: &CapabilitySpec) -> SpecConst {
         SpecConst {
             module: module.name.clone(),
             name: cap.name.clone(),

@@ -264,22 +264,11 @@ fn serve(
             return ExitCode::from(2);
         }
     };
-    let served = runtime.block_on(async move {
-        match http {
-            None => capspec::mcp::serve_stdio(host).await,
-            Some((addr, token_file)) => {
-                let token = std::fs::read_to_string(&token_file)
-                    .map_err(|e| std::io::Error::other(format!("cannot read the token file `{}`: {e}", token_file.display())))?;
-                let token = token.trim();
-                if token.is_empty() {
-                    return Err(std::io::Error::other(format!("the token file `{}` is empty", token_file.display())));
-                }
-                let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| std::io::Error::other(format!("cannot listen on {addr}: {e}")))?;
-                eprintln!("agent-host: serving MCP at http://{}/mcp", listener.local_addr()?);
-                capspec::mcp::serve_http(host, listener, capspec::mcp::HttpOptions::new(token).with_allowed_origins(allowed_origins)).await
-            }
-        }
-    });
+    let listen = match http {
+        None => capspec::mcp::Listen::Stdio,
+        Some((addr, token_file)) => capspec::mcp::Listen::Http { addr, token_file, allowed_origins },
+    };
+    let served = runtime.block_on(capspec::mcp::serve(host, listen, "agent-host"));
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -46,7 +46,9 @@ its default export is the action — a value, or an (async) function whose await
 return value is the result. Every capability call returns a promise and passes \
 the host's permission gate; a refused call throws an `Error` whose `.code` is one of \
 `unknown_capability`, `ambiguous_capability`, `invalid_arguments`, `permission_denied`, \
-`blocked_in_plan_mode`, `failed`, `timeout`, `limit_exceeded`, which the action may catch. \
+`blocked_in_plan_mode`, `failed`, `timeout`, `limit_exceeded` (or, for a capability an upstream MCP \
+server implements, `upstream_changed`, `upstream_unavailable`, `upstream_timeout`, `upstream_error`), \
+which the action may catch. \
 `await capabilities.search(query)` finds capabilities the catalog lists by name only, \
 with their signatures. Each catalog entry gives the category, then the signature \
 (`?` optional, `= default`, bounds in parentheses, `/* … */` what a parameter is; a parameter \

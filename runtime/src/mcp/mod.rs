@@ -25,4 +25,4 @@ mod transport;
 pub use mrtr::{APPROVAL_INPUT, STATE_TTL, StateKey};
 pub use server::{McpHost, McpSession, PrepareRun, Surface};
 pub use tools::{CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE, META_ERROR};
-pub use transport::{HttpOptions, MCP_PATH, serve_http, serve_stdio};
+pub use transport::{HttpOptions, Listen, MCP_PATH, serve, serve_http, serve_stdio};

@@ -55,6 +55,9 @@ pub struct McpHost {
     inner: Arc<Shared>,
     /// Seals the `requestState` of a 2026-07-28 ask.
     state_key: StateKey,
+    /// The capabilities resource: the mount's capabilities.json, and the
+    /// modules left out with why ([`McpHost::with_unmounted`]).
+    capabilities: Arc<str>,
 }
 
 struct Shared {
@@ -82,13 +85,15 @@ impl McpHost {
     /// `surface`, gating in `mode`; each call's run is `Run::new(gate)`
     /// until [`McpHost::prepare_run`] says otherwise.
     pub fn new(guest: Guest, surface: Surface, mode: Mode) -> McpHost {
-        McpHost { inner: McpHost::build(guest, surface, mode, Arc::new(Run::new)), state_key: StateKey::random() }
+        let inner = McpHost::build(guest, surface, mode, Arc::new(Run::new));
+        let capabilities = Arc::from(inner.capabilities_json.as_str());
+        McpHost { inner, state_key: StateKey::random(), capabilities }
     }
 
     /// Build each call's run with `prepare` (add the host's extensions).
     pub fn prepare_run(self, prepare: impl Fn(Gate) -> Run + Send + Sync + 'static) -> McpHost {
         let shared = &self.inner;
-        McpHost { inner: McpHost::build(shared.guest.clone(), shared.surface, shared.mode, Arc::new(prepare)), state_key: self.state_key }
+        McpHost { inner: McpHost::build(shared.guest.clone(), shared.surface, shared.mode, Arc::new(prepare)), ..self }
     }
 
     /// Seal the `requestState` of 2026-07-28 asks with `key` (instances
@@ -96,6 +101,18 @@ impl McpHost {
     /// this, a random key per process.
     pub fn with_state_key(self, key: StateKey) -> McpHost {
         McpHost { state_key: key, ..self }
+    }
+
+    /// Say in the capabilities resource which modules are not mounted and
+    /// why (an upstream server that did not start): its `unmounted` list.
+    pub fn with_unmounted<T: serde::Serialize>(self, unmounted: impl IntoIterator<Item = T>) -> McpHost {
+        let unmounted: Vec<Value> = unmounted.into_iter().map(|u| serde_json::to_value(u).expect("serializes")).collect();
+        if unmounted.is_empty() {
+            return self;
+        }
+        let mut json: Value = serde_json::from_str(&self.inner.capabilities_json).expect("capabilities.json is JSON");
+        json["unmounted"] = Value::Array(unmounted);
+        McpHost { capabilities: Arc::from(serde_json::to_string_pretty(&json).expect("JSON serializes")), ..self }
     }
 
     fn build(guest: Guest, surface: Surface, mode: Mode, prepare: PrepareRun) -> Arc<Shared> {
@@ -135,7 +152,7 @@ impl McpHost {
 
     /// The mount's capabilities.json (the `capspec://capabilities` resource).
     pub fn capabilities_json(&self) -> &str {
-        &self.inner.capabilities_json
+        &self.capabilities
     }
 }
 
@@ -259,7 +276,7 @@ impl ServerHandler for McpSession {
     async fn read_resource(&self, request: ReadResourceRequestParams, _context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
         let shared = &self.host.inner;
         let (text, mime) = match request.uri.as_str() {
-            CAPABILITIES_URI => (shared.capabilities_json.as_str(), "application/json"),
+            CAPABILITIES_URI => (&*self.host.capabilities, "application/json"),
             CATALOG_URI => (shared.catalog.as_str(), "text/markdown"),
             other => {
                 return Err(ErrorData::resource_not_found(format!("no resource `{other}`; this server has {CAPABILITIES_URI} and {CATALOG_URI}"), None));

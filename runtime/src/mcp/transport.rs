@@ -99,6 +99,42 @@ fn is_port(text: &str) -> bool {
     !text.is_empty() && text.len() <= 5 && text.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// Where [`serve`] serves.
+#[derive(Debug, Clone)]
+pub enum Listen {
+    /// MCP over stdin/stdout.
+    Stdio,
+    /// Streamable HTTP at `addr`, every request carrying the token in `token_file`.
+    Http {
+        /// The address to bind (`127.0.0.1:0` picks a port).
+        addr: std::net::SocketAddr,
+        /// A file holding the bearer token; surrounding whitespace is ignored.
+        token_file: std::path::PathBuf,
+        /// Origins admitted besides loopback ones.
+        allowed_origins: Vec<String>,
+    },
+}
+
+/// Serve `host` as `listen` says until the client (stdio) or the process
+/// ends. Over HTTP it prints `<who>: serving MCP at http://ADDR/mcp` on
+/// stderr once it listens (tests and scripts read the port from it).
+pub async fn serve(host: McpHost, listen: Listen, who: &str) -> std::io::Result<()> {
+    match listen {
+        Listen::Stdio => serve_stdio(host).await,
+        Listen::Http { addr, token_file, allowed_origins } => {
+            let token = std::fs::read_to_string(&token_file)
+                .map_err(|e| std::io::Error::other(format!("cannot read the token file `{}`: {e}", token_file.display())))?;
+            let token = token.trim();
+            if token.is_empty() {
+                return Err(std::io::Error::other(format!("the token file `{}` is empty", token_file.display())));
+            }
+            let listener = TcpListener::bind(addr).await.map_err(|e| std::io::Error::other(format!("cannot listen on {addr}: {e}")))?;
+            eprintln!("{who}: serving MCP at http://{}{MCP_PATH}", listener.local_addr()?);
+            serve_http(host, listener, HttpOptions::new(token).with_allowed_origins(allowed_origins)).await
+        }
+    }
+}
+
 /// The path the MCP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
 

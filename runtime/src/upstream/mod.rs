@@ -17,6 +17,9 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
+mod mount;
+pub use mount::{PinnedTool, UpstreamModule, Upstreams, Unmounted};
+
 /// How to reach one server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Endpoint {
@@ -81,7 +84,7 @@ pub enum UpstreamError {
     Unsupported(String),
 }
 
-fn stderr_tail(stderr: &str) -> String {
+pub(crate) fn stderr_tail(stderr: &str) -> String {
     let text = stderr.trim();
     if text.is_empty() { String::new() } else { format!("; its stderr ends: {text}") }
 }
@@ -89,9 +92,26 @@ fn stderr_tail(stderr: &str) -> String {
 /// At most this much of a child's stderr is kept for a message.
 const STDERR_TAIL: usize = 2048;
 
-/// Start `server`, list every tool (all pages) as the JSON objects it sent,
-/// and stop it. The child is killed when this returns, whatever happened.
-pub async fn list_tools(server: &Server) -> Result<Vec<Value>, UpstreamError> {
+/// A started child: its MCP transport and the tail of its stderr, read as
+/// it comes (a full pipe would stall the child) and kept bounded.
+pub(crate) struct Child {
+    pub(crate) transport: TokioChildProcess,
+    pub(crate) stderr: StderrTail,
+}
+
+/// The last [`STDERR_TAIL`] bytes a child wrote to stderr.
+#[derive(Clone, Default)]
+pub(crate) struct StderrTail(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl StderrTail {
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+}
+
+/// Start `server`'s process (stdio only). It is killed when its transport
+/// (or the service over it) is dropped.
+pub(crate) fn spawn(server: &Server) -> Result<Child, UpstreamError> {
     let (command, env, cwd) = match &server.endpoint {
         Endpoint::Stdio { command, env, cwd } => (command, env, cwd),
         Endpoint::Http { url, .. } => {
@@ -108,23 +128,31 @@ pub async fn list_tools(server: &Server) -> Result<Vec<Value>, UpstreamError> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| UpstreamError::Spawn { program: program.clone(), message: e.to_string() })?;
-    // Read stderr as it comes (a full pipe would stall the child), keeping the tail.
-    let tail = tokio::spawn(async move {
-        let mut kept = Vec::new();
+    let tail = StderrTail::default();
+    let kept = tail.clone();
+    tokio::spawn(async move {
         if let Some(mut stderr) = stderr {
             let mut buf = [0u8; 4096];
             while let Ok(n) = stderr.read(&mut buf).await {
                 if n == 0 {
                     break;
                 }
+                let mut kept = kept.0.lock().unwrap_or_else(|e| e.into_inner());
                 kept.extend_from_slice(&buf[..n]);
                 if kept.len() > STDERR_TAIL {
-                    kept.drain(..kept.len() - STDERR_TAIL);
+                    let excess = kept.len() - STDERR_TAIL;
+                    kept.drain(..excess);
                 }
             }
         }
-        String::from_utf8_lossy(&kept).into_owned()
     });
+    Ok(Child { transport, stderr: tail })
+}
+
+/// Start `server`, list every tool (all pages) as the JSON objects it sent,
+/// and stop it. The child is killed when this returns, whatever happened.
+pub async fn list_tools(server: &Server) -> Result<Vec<Value>, UpstreamError> {
+    let Child { transport, stderr } = spawn(server)?;
     let listed = tokio::time::timeout(server.timeout, async {
         let client = ().serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
         let tools = client.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"));
@@ -132,15 +160,11 @@ pub async fn list_tools(server: &Server) -> Result<Vec<Value>, UpstreamError> {
         tools
     })
     .await;
-    let stderr_text = |tail: tokio::task::JoinHandle<String>| async move {
-        match tokio::time::timeout(Duration::from_millis(200), tail).await {
-            Ok(Ok(text)) => text,
-            _ => String::new(),
-        }
-    };
+    // What the child wrote last may still be in the pipe.
+    tokio::time::sleep(Duration::from_millis(50)).await;
     match listed {
         Ok(Ok(tools)) => Ok(tools.into_iter().map(|t| serde_json::to_value(t).expect("tools serialize")).collect()),
-        Ok(Err(message)) => Err(UpstreamError::Protocol { message, stderr: stderr_text(tail).await }),
-        Err(_) => Err(UpstreamError::Timeout { timeout: server.timeout, stderr: stderr_text(tail).await }),
+        Ok(Err(message)) => Err(UpstreamError::Protocol { message, stderr: stderr.text() }),
+        Err(_) => Err(UpstreamError::Timeout { timeout: server.timeout, stderr: stderr.text() }),
     }
 }

@@ -1,0 +1,128 @@
+//! `serve` (feature `live`): a project's upstream modules as an MCP gateway
+//! with no Rust code of the project (DESIGN §10, §12). The pinned specs are
+//! loaded as `check` loads them and turned into the runtime's specs — the
+//! same values `sync` writes into generated bindings — then the servers
+//! start, each capability forwards to its tool, and the mount is served as
+//! `agent-host serve` serves its modules.
+
+use std::path::Path;
+use std::time::Duration;
+
+use capspec::upstream::{PinnedTool, UpstreamModule, Upstreams};
+use capspec::{Annotations, Category, Mode, Module, Spec};
+use capspec_codegen::ModuleSpec;
+use capspec_codegen::render::{SpecConst, Targets, runtime_module};
+use capspec_codegen::upstream::Start;
+
+use crate::args::ServeArgs;
+use crate::live::client::{open, server};
+
+/// `serve`; the exit code.
+pub(crate) fn serve(root: &Path, args: &ServeArgs) -> u8 {
+    match run(root, args) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            2
+        }
+    }
+}
+
+fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
+    let project = open(root)?;
+    let config = project.config.as_ref().expect("open checked it");
+    if project.loaded.findings.iter().any(|f| f.severity == capspec_codegen::Severity::Error) {
+        return Err("the specs have errors; `cargo capspec check` shows them".into());
+    }
+    let targets = Targets::from_config(config);
+    let wanted = |name: &str| args.modules.is_empty() || args.modules.iter().any(|m| m == name);
+    let mut modules = Vec::new();
+    for module in project.loaded.set.modules.iter().filter(|m| wanted(&m.name)) {
+        let Some((name, _)) = &module.upstream else { continue };
+        let upstream = config.upstreams.get(name).ok_or_else(|| format!("module `{}` names `[upstream.{name}]`, which capspec.toml lacks", module.name))?;
+        modules.push(upstream_module(module, &targets, server(root, upstream), upstream.start == Start::Lazy));
+    }
+    for asked in &args.modules {
+        if !modules.iter().any(|m| m.module.name == asked) {
+            return Err(format!("`--modules {asked}`: the project has no upstream module `{asked}`"));
+        }
+    }
+    if modules.is_empty() {
+        return Err("the project has no upstream module to serve: add `[upstream.NAME]` to capspec.toml, then `cargo capspec import mcp --upstream NAME`".into());
+    }
+    let mode = Mode::parse(&args.mode).expect("clap checked the mode");
+    let surface = capspec::mcp::Surface::parse(&args.surface).expect("clap checked the surface");
+    let key = match &args.state_key_file {
+        Some(file) => {
+            let bytes = std::fs::read(file).map_err(|e| format!("cannot read the state key file `{}`: {e}", file.display()))?;
+            capspec::mcp::StateKey::new(String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec()).map_err(|e| format!("the state key file `{}`: {e}", file.display()))?
+        }
+        None => capspec::mcp::StateKey::random(),
+    }
+    .with_ttl(Duration::from_secs(args.state_ttl));
+    let listen = match (&args.http, &args.token_file) {
+        (Some(addr), Some(token_file)) => capspec::mcp::Listen::Http { addr: *addr, token_file: token_file.clone(), allowed_origins: args.allowed_origin.clone() },
+        _ => capspec::mcp::Listen::Stdio,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    runtime.block_on(async move {
+        let upstreams = Upstreams::start(modules).await;
+        for left in upstreams.unmounted() {
+            eprintln!("capspec serve: module `{}` is not mounted: {}", left.module, left.reason);
+        }
+        let registry = capspec::Registry::with_forwards(&upstreams.modules(), [], [], upstreams.forwards()).map_err(|e| e.problems.join("\n"))?;
+        let guest = capspec::guest::Guest::new(registry.mount_all()).specifier(&targets.specifier).bridge(&targets.bridge);
+        let host = capspec::mcp::McpHost::new(guest, surface, mode).with_state_key(key).with_unmounted(upstreams.unmounted().to_vec());
+        let served = capspec::mcp::serve(host, listen, "capspec serve").await.map_err(|e| e.to_string());
+        upstreams.shutdown().await;
+        served
+    })
+}
+
+/// The runtime's view of one pinned upstream module: its specs (leaked:
+/// they live as long as the process, as generated ones do), and per
+/// capability its tool and pin.
+fn upstream_module(module: &ModuleSpec, targets: &Targets, server: capspec::upstream::Server, lazy: bool) -> UpstreamModule {
+    let rendered = runtime_module(module, targets);
+    let specs: &'static [Spec] = Vec::leak(rendered.specs.iter().map(spec).collect());
+    let tools = module
+        .capabilities
+        .iter()
+        .zip(specs)
+        .map(|(cap, spec)| PinnedTool { spec, tool: cap.tool.clone().unwrap_or_else(|| cap.name.clone()), pin: cap.pin.clone() })
+        .collect();
+    let module = Module { name: leak(&module.name), description: leak(&module.description), specs, facade: leak(&rendered.facade), catalog: leak(&rendered.catalog) };
+    UpstreamModule { server, lazy, module, tools }
+}
+
+fn leak(text: &str) -> &'static str {
+    String::leak(text.to_string())
+}
+
+fn spec(values: &SpecConst) -> Spec {
+    let a = values.annotations;
+    Spec {
+        module: leak(&values.module),
+        name: leak(&values.name),
+        wire_name: leak(&values.wire_name),
+        title: values.title.as_deref().map(leak),
+        annotations: Annotations { read_only: a.read_only, destructive: a.destructive, idempotent: a.idempotent, open_world: a.open_world },
+        category: match values.category {
+            "Read" => Category::Read,
+            "Write" => Category::Write,
+            "Execute" => Category::Execute,
+            _ => Category::External,
+        },
+        description: leak(&values.description),
+        summary: leak(&values.summary),
+        signature: leak(&values.signature),
+        input_schema: leak(&values.input_schema),
+        output_schema: values.output_schema.as_deref().map(leak),
+        user_message: values.user_message.as_deref().map(leak),
+        deferred: values.deferred,
+        direct: values.direct,
+        aliases: Vec::leak(values.aliases.iter().map(|a| leak(a)).collect()),
+        deprecated: values.deprecated.as_deref().map(leak),
+        fingerprint: leak(&values.fingerprint),
+    }
+}

@@ -1,0 +1,326 @@
+//! Upstream modules mounted (DESIGN §12): every capability of an upstream
+//! module is implemented by forwarding — after `invoke`'s ladder (coercion,
+//! validation with defaults, the gate with the *pinned* category) — to
+//! `tools/call` of its tool on its server.
+//!
+//! - A server is started when the mount starts (eager, all concurrently,
+//!   each within its timeout) or on its first call (lazy; catalogued from
+//!   its pins until then). An eager server that does not start, or does not
+//!   list its tools, leaves its module unmounted, with the reason.
+//! - When a server (re)starts, its tools are listed and fingerprinted: a
+//!   tool whose live definition does not match its pin is refused with
+//!   `upstream_changed`, naming what moved; the others work.
+//! - A call past the server's timeout is cancelled upstream
+//!   (`notifications/cancelled`) and refused with `upstream_timeout`. A
+//!   server that exits ends its in-flight calls with `upstream_unavailable`
+//!   and is started again on a later call, no sooner than a backoff that
+//!   doubles per failure (to [`MAX_BACKOFF`]).
+//! - Children are killed when the mount is dropped.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
+use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
+use rmcp::{Peer, RoleClient, ServiceExt};
+use serde_json::Value;
+
+use super::{Server, StderrTail, UpstreamError, spawn};
+use crate::error::{CallError, ErrorCode};
+use crate::gate::BoxFuture;
+use crate::registry::{Forward, Forwarded};
+use crate::run::Run;
+use crate::spec::{Module, Spec};
+
+/// The longest wait before a failed server is started again.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// The first wait after a failure.
+const FIRST_BACKOFF: Duration = Duration::from_millis(250);
+
+/// One upstream module, as the host loaded it from its pinned spec.
+#[derive(Debug, Clone)]
+pub struct UpstreamModule {
+    /// The server that implements it.
+    pub server: Server,
+    /// Started on its first call rather than when the mount starts.
+    pub lazy: bool,
+    /// The module's specs, as for any module.
+    pub module: Module,
+    /// Per capability: its tool and pin.
+    pub tools: Vec<PinnedTool>,
+}
+
+/// A capability's tool on its server, and the pin it was reviewed at.
+#[derive(Debug, Clone)]
+pub struct PinnedTool {
+    /// The capability's spec.
+    pub spec: &'static Spec,
+    /// The tool's name on the server.
+    pub tool: String,
+    /// `sha256:…` of the tool as it was listed when pinned; `None` when the
+    /// spec carries no pin (nothing to compare).
+    pub pin: Option<String>,
+}
+
+/// A module left out of the mount, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Unmounted {
+    /// The module.
+    pub module: String,
+    /// Its server.
+    pub server: String,
+    /// What happened.
+    pub reason: String,
+}
+
+/// The mounted upstream modules.
+pub struct Upstreams {
+    mounted: Vec<(Module, Arc<Connection>)>,
+    unmounted: Vec<Unmounted>,
+}
+
+impl std::fmt::Debug for Upstreams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstreams").field("mounted", &self.mounted.iter().map(|(m, _)| m.name).collect::<Vec<_>>()).field("unmounted", &self.unmounted).finish()
+    }
+}
+
+impl Upstreams {
+    /// Start every eager server (concurrently, each within its timeout);
+    /// lazy ones start on their first call.
+    pub async fn start(modules: Vec<UpstreamModule>) -> Upstreams {
+        let mut starting = tokio::task::JoinSet::new();
+        for (i, m) in modules.into_iter().enumerate() {
+            starting.spawn(async move {
+                let connection = Arc::new(Connection::new(m.server.clone(), m.tools));
+                let started = if m.lazy { Ok(()) } else { connection.ready().await.map(|_| ()) };
+                (i, m.module, connection, started)
+            });
+        }
+        let mut done = Vec::new();
+        while let Some(joined) = starting.join_next().await {
+            done.push(joined.expect("starting a server does not panic"));
+        }
+        done.sort_by_key(|(i, ..)| *i);
+        let mut mounted = Vec::new();
+        let mut unmounted = Vec::new();
+        for (_, module, connection, started) in done {
+            match started {
+                Ok(()) => mounted.push((module, connection)),
+                Err(reason) => unmounted.push(Unmounted { module: module.name.to_string(), server: connection.server.name.clone(), reason }),
+            }
+        }
+        Upstreams { mounted, unmounted }
+    }
+
+    /// The mounted modules, for the registry and the catalog.
+    pub fn modules(&self) -> Vec<Module> {
+        self.mounted.iter().map(|(m, _)| *m).collect()
+    }
+
+    /// The modules left out, and why (the capabilities resource says it).
+    pub fn unmounted(&self) -> &[Unmounted] {
+        &self.unmounted
+    }
+
+    /// The implementation of every mounted capability, for
+    /// [`Registry::with_forwards`](crate::Registry::with_forwards).
+    pub fn forwards(&self) -> Vec<Forwarded> {
+        self.mounted
+            .iter()
+            .flat_map(|(module, connection)| {
+                module.specs.iter().map(move |spec| Forwarded {
+                    module: spec.module,
+                    name: spec.name,
+                    forward: Arc::new(Tool { connection: connection.clone(), capability: spec.name }),
+                })
+            })
+            .collect()
+    }
+
+    /// Stop every server (also done when the mount is dropped).
+    pub async fn shutdown(&self) {
+        for (_, connection) in &self.mounted {
+            let taken = std::mem::replace(&mut *connection.state.lock().await, State::Stopped);
+            if let State::Up { service, .. } = taken {
+                let _ = service.cancel().await;
+            }
+        }
+    }
+}
+
+/// One server: started on demand, its pins checked on every start.
+struct Connection {
+    server: Server,
+    /// Capability name → its tool and pin.
+    tools: BTreeMap<&'static str, PinnedTool>,
+    state: tokio::sync::Mutex<State>,
+}
+
+enum State {
+    /// Not started yet (lazy), or after a failure: when it may start again.
+    Down { failures: u32, retry_at: Option<Instant>, reason: String },
+    Up {
+        service: RunningService<RoleClient, ()>,
+        /// Capability name → what no longer matches its pin.
+        changed: BTreeMap<&'static str, String>,
+        stderr: StderrTail,
+    },
+    Stopped,
+}
+
+impl Connection {
+    fn new(server: Server, tools: Vec<PinnedTool>) -> Connection {
+        let tools = tools.into_iter().map(|t| (t.spec.name, t)).collect();
+        Connection { server, tools, state: tokio::sync::Mutex::new(State::Down { failures: 0, retry_at: None, reason: String::new() }) }
+    }
+
+    /// The running server's peer and what changed, starting it if needed.
+    async fn ready(&self) -> Result<(Peer<RoleClient>, BTreeMap<&'static str, String>, StderrTail), String> {
+        let mut state = self.state.lock().await;
+        if let State::Up { service, changed, stderr } = &*state {
+            if !service.is_closed() {
+                return Ok((service.peer().clone(), changed.clone(), stderr.clone()));
+            }
+            let tail = stderr.text();
+            *state = State::Down { failures: 1, retry_at: Some(Instant::now() + FIRST_BACKOFF), reason: format!("the server exited{}", super::stderr_tail(&tail)) };
+        }
+        let failures = match &*state {
+            State::Down { failures, retry_at: Some(at), reason } if Instant::now() < *at => {
+                let wait = at.saturating_duration_since(Instant::now());
+                return Err(format!("{reason}; it is started again in {} ms", wait.as_millis()));
+            }
+            State::Down { failures, .. } => *failures,
+            State::Stopped => return Err("the host is shutting down".into()),
+            State::Up { .. } => unreachable!("handled above"),
+        };
+        match self.start().await {
+            Ok((service, changed, stderr)) => {
+                let peer = service.peer().clone();
+                *state = State::Up { service, changed: changed.clone(), stderr: stderr.clone() };
+                Ok((peer, changed, stderr))
+            }
+            Err(e) => {
+                let backoff = FIRST_BACKOFF.saturating_mul(1 << failures.min(7)).min(MAX_BACKOFF);
+                let reason = format!("`{}` did not start: {e}", self.server.name);
+                *state = State::Down { failures: failures + 1, retry_at: Some(Instant::now() + backoff), reason: reason.clone() };
+                Err(reason)
+            }
+        }
+    }
+
+    /// Start the process, complete the handshake and list the tools within
+    /// the timeout; compare each pinned tool with what is listed.
+    async fn start(&self) -> Result<(RunningService<RoleClient, ()>, BTreeMap<&'static str, String>, StderrTail), UpstreamError> {
+        let child = spawn(&self.server)?;
+        let stderr = child.stderr.clone();
+        let started = tokio::time::timeout(self.server.timeout, async {
+            let service = ().serve(child.transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            let tools = service.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+            Ok::<_, String>((service, tools))
+        })
+        .await;
+        let (service, listed) = match started {
+            Ok(Ok(done)) => done,
+            Ok(Err(message)) => return Err(UpstreamError::Protocol { message, stderr: stderr.text() }),
+            Err(_) => return Err(UpstreamError::Timeout { timeout: self.server.timeout, stderr: stderr.text() }),
+        };
+        let live: BTreeMap<String, Value> =
+            listed.into_iter().map(|t| (t.name.to_string(), serde_json::to_value(&t).expect("tools serialize"))).collect();
+        let changed = self.tools.values().filter_map(|pinned| drift(pinned, live.get(&pinned.tool)).map(|why| (pinned.spec.name, why))).collect();
+        Ok((service, changed, stderr))
+    }
+}
+
+/// What keeps a pinned tool from being called, if anything.
+fn drift(pinned: &PinnedTool, live: Option<&Value>) -> Option<String> {
+    let Some(live) = live else {
+        return Some(format!("the server no longer lists the tool `{}`", pinned.tool));
+    };
+    let pin = pinned.pin.as_deref()?;
+    let now = capspec_dialects::pin::pin(live);
+    if now == pin {
+        return None;
+    }
+    let spec = pinned.spec;
+    let parse = |text: &str| serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
+    let mut moved = Vec::new();
+    if live.get("description").and_then(Value::as_str).unwrap_or_default().trim() != spec.description.trim() {
+        moved.push("description");
+    }
+    if live.get("inputSchema").cloned().unwrap_or(Value::Null) != parse(spec.input_schema) {
+        moved.push("input schema");
+    }
+    if live.get("outputSchema").cloned().unwrap_or(Value::Null) != spec.output_schema.map(parse).unwrap_or(Value::Null) {
+        moved.push("output schema");
+    }
+    let what = if moved.is_empty() { "title or annotations".to_string() } else { moved.join(", ") };
+    Some(format!("the tool `{}` changed since it was pinned ({what}; pinned {pin}, now {now}); review it with `cargo xtask check --upstream`", pinned.tool))
+}
+
+/// One capability, forwarded to its tool.
+struct Tool {
+    connection: Arc<Connection>,
+    capability: &'static str,
+}
+
+impl Forward for Tool {
+    fn server(&self) -> &str {
+        &self.connection.server.name
+    }
+
+    fn call<'a>(&'a self, _run: &'a Run, args: Value) -> BoxFuture<'a, Result<Value, CallError>> {
+        Box::pin(async move {
+            let connection = &self.connection;
+            let pinned = &connection.tools[self.capability];
+            let fail = |code: ErrorCode, message: String| CallError { code, message, capability: String::new() };
+            let (peer, changed, stderr) = connection.ready().await.map_err(|e| fail(ErrorCode::UpstreamUnavailable, e))?;
+            if let Some(why) = changed.get(self.capability) {
+                return Err(fail(ErrorCode::UpstreamChanged, why.clone()));
+            }
+            let arguments = match args {
+                Value::Object(map) => Some(map),
+                _ => None,
+            };
+            let mut params = CallToolRequestParams::new(pinned.tool.clone());
+            params.arguments = arguments;
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            let timeout = connection.server.timeout;
+            let options = PeerRequestOptions::with_timeout(timeout);
+            let sent = peer.send_cancellable_request(request, options).await;
+            let answer = match sent {
+                Ok(handle) => handle.await_response().await,
+                Err(e) => Err(e),
+            };
+            match answer {
+                Ok(ServerResult::CallToolResult(result)) => result_value(serde_json::to_value(result).expect("results serialize")).map_err(|m| fail(ErrorCode::UpstreamError, m)),
+                Ok(_) => Err(fail(ErrorCode::UpstreamError, format!("`{}` answered tools/call with something other than a tool result", connection.server.name))),
+                Err(ServiceError::Timeout { timeout }) => Err(fail(
+                    ErrorCode::UpstreamTimeout,
+                    format!("`{}` did not answer within {} ms; the call was cancelled", connection.server.name, timeout.as_millis()),
+                )),
+                Err(e) => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    Err(fail(ErrorCode::UpstreamUnavailable, format!("`{}` did not answer: {e}{}", connection.server.name, super::stderr_tail(&stderr.text()))))
+                }
+            }
+        })
+    }
+}
+
+/// A tool result as the capability's value (§12): `structuredContent` when
+/// there is one, else the text of its text blocks as one string; an error
+/// result is its text.
+fn result_value(result: Value) -> Result<Value, String> {
+    let text = || {
+        result.get("content").and_then(Value::as_array).into_iter().flatten().filter_map(|b| (b["type"] == "text").then(|| b["text"].as_str()).flatten()).collect::<Vec<_>>().join("\n")
+    };
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        return Err(text());
+    }
+    match result.get("structuredContent") {
+        Some(structured) if !structured.is_null() => Ok(structured.clone()),
+        _ => Ok(Value::String(text())),
+    }
+}
