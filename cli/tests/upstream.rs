@@ -227,3 +227,129 @@ fn servers_that_do_not_start_or_do_not_answer_are_unreachable() {
     assert!(by_file[2].2.contains("no tool list within 1500 ms") && by_file[2].2.contains("listening…"), "{}", by_file[2].2);
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "bounded by the timeouts");
 }
+
+/// At run time: a server that never starts is left out with its reason; an
+/// error result, a hang (cancelled upstream) and an exit mid-call each end
+/// in their own code, and the exited server comes back; 200 concurrent
+/// calls through one server each leave their receipt.
+#[test]
+fn the_gateway_survives_its_servers_faults() {
+    let Some(_) = node_modules() else { return };
+    let project = TempDir::new("upstream-runtime-faults");
+    let cancelled = project.path().join("cancelled");
+    let faulty = quoted(&repo_root().join("tests/ts/faulty-server.mjs"));
+    project.write(
+        "capspec.toml",
+        format!(
+            "specs = \"specs\"\n\n[upstream.faulty]\ncommand = [\"node\", {faulty}]\nenv = {{ CAPSPEC_FIXTURE_CANCELLED = {} }}\ntimeout_ms = 1500\n\n\
+             [upstream.ghost]\ncommand = [\"/nonexistent/capspec-test-server\"]\n",
+            quoted(&cancelled)
+        ),
+    );
+    let import = capspec(project.path(), &["import", "mcp", "--upstream", "faulty"]);
+    assert_eq!(import.status.code(), Some(0), "{}", text(&import));
+    project.write("specs/ghost.yaml", "module: ghost\nupstream: ghost\ndescription: Never starts.\ncapabilities:\n  - name: ping\n    category: read\n    description: Ping.\n");
+    runtime().block_on(async {
+        let gateway = serve(project.path(), &["--mode", "auto", "--surface", "tools"]).await;
+        let resource = gateway.read_resource(rmcp::model::ReadResourceRequestParams::new("capspec://capabilities")).await.unwrap();
+        let resource = serde_json::to_value(&resource).unwrap();
+        let capabilities: Value = serde_json::from_str(resource["contents"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(capabilities["modules"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect::<Vec<_>>(), ["faulty"]);
+        assert_eq!(capabilities["unmounted"][0]["module"], "ghost");
+        assert!(capabilities["unmounted"][0]["reason"].as_str().unwrap().contains("could not be started"), "{capabilities:#}");
+        let ghost = call(&gateway, "ping", json!({})).await;
+        assert_eq!(ghost["_meta"]["io.capspec/error"]["error"], "unknown_capability", "an unmounted module is not callable: {ghost:#}");
+
+        let echoed = call(&gateway, "echo", json!({"text": "hi"})).await;
+        assert_eq!(echoed["structuredContent"], json!({"result": "hi"}), "{echoed:#}");
+        assert_eq!(echoed["_meta"]["io.capspec/receipts"][0]["upstream"], "faulty");
+        let failed = call(&gateway, "fail", json!({})).await;
+        assert_eq!(failed["_meta"]["io.capspec/error"], json!({"error": "upstream_error", "message": "the fixture fails on purpose", "capability": "faulty.fail"}));
+
+        let started = std::time::Instant::now();
+        let hung = call(&gateway, "hang", json!({})).await;
+        assert_eq!(hung["_meta"]["io.capspec/error"]["error"], "upstream_timeout", "{hung:#}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "bounded by timeout_ms");
+        let mut waited = 0;
+        while !cancelled.exists() && waited < 50 {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            waited += 1;
+        }
+        assert!(cancelled.exists(), "the server saw notifications/cancelled");
+
+        let exited = call(&gateway, "exit", json!({})).await;
+        assert_eq!(exited["_meta"]["io.capspec/error"]["error"], "upstream_unavailable", "{exited:#}");
+        let mut back = Value::Null;
+        for _ in 0..20 {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            back = call(&gateway, "echo", json!({"text": "again"})).await;
+            if back["isError"] == false {
+                break;
+            }
+        }
+        assert_eq!(back["structuredContent"], json!({"result": "again"}), "restarted after its backoff: {back:#}");
+
+        let mut calls = tokio::task::JoinSet::new();
+        for i in 0..200 {
+            let peer = gateway.peer().clone();
+            calls.spawn(async move {
+                let args = json!({"text": format!("n{i}")}).as_object().cloned().unwrap();
+                let result = serde_json::to_value(peer.call_tool(CallToolRequestParams::new("echo").with_arguments(args)).await.unwrap()).unwrap();
+                (i, result)
+            });
+        }
+        let mut receipts = 0;
+        while let Some(done) = calls.join_next().await {
+            let (i, result) = done.unwrap();
+            assert_eq!(result["structuredContent"], json!({"result": format!("n{i}")}), "{result:#}");
+            let receipt = &result["_meta"]["io.capspec/receipts"];
+            assert_eq!((receipt.as_array().unwrap().len(), &receipt[0]["status"], &receipt[0]["upstream"]), (1, &json!("ok"), &json!("faulty")));
+            receipts += 1;
+        }
+        assert_eq!(receipts, 200);
+        gateway.cancel().await.unwrap();
+    });
+}
+
+/// No server outlives the gateway, even one killed outright.
+#[cfg(target_os = "linux")]
+#[test]
+fn no_server_outlives_a_killed_gateway() {
+    let Some(modules) = node_modules() else { return };
+    let project = TempDir::new("upstream-killed");
+    let data = project.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    project.write("capspec.toml", config(&modules, &data, "Look a word up in the dictionary."));
+    for server in ["memory", "fs"] {
+        assert_eq!(capspec(project.path(), &["import", "mcp", "--upstream", server]).status.code(), Some(0));
+    }
+    project.write("token", "t0ken");
+    let mut gateway = Command::new(env!("CARGO_BIN_EXE_cargo-capspec"))
+        .args(["capspec", "serve", "--modules", "memory,fs", "--http", "127.0.0.1:0", "--token-file", "token", "--root"])
+        .arg(project.path())
+        .current_dir(project.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Both servers are eager: up before the gateway listens.
+    let mut stderr = std::io::BufReader::new(gateway.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("serving MCP at") {
+        line.clear();
+        assert!(std::io::BufRead::read_line(&mut stderr, &mut line).unwrap() > 0, "the gateway ended before listening");
+    }
+    let children = |pid: u32| -> Vec<u32> {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).map(|d| d.flatten().collect::<Vec<_>>()).unwrap_or_default();
+        tasks.iter().flat_map(|t| std::fs::read_to_string(t.path().join("children")).unwrap_or_default().split_whitespace().map(|p| p.parse().unwrap()).collect::<Vec<u32>>()).collect()
+    };
+    let servers = children(gateway.id());
+    assert_eq!(servers.len(), 2, "one child per server: {servers:?}");
+    gateway.kill().unwrap();
+    gateway.wait().unwrap();
+    let alive = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.split_whitespace().nth(2).is_some_and(|state| state == "Z"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while servers.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!servers.iter().any(|p| alive(*p)), "a server outlived the killed gateway: {servers:?}");
+}

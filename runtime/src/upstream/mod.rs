@@ -124,6 +124,7 @@ pub(crate) fn spawn(server: &Server) -> Result<Child, UpstreamError> {
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
+    die_with_parent(&mut cmd);
     let (transport, stderr) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::piped())
         .spawn()
@@ -148,6 +149,28 @@ pub(crate) fn spawn(server: &Server) -> Result<Child, UpstreamError> {
     });
     Ok(Child { transport, stderr: tail })
 }
+
+/// No child outlives the host: `kill_on_drop` covers every orderly end;
+/// on Linux the kernel also kills the child when the thread that started
+/// it ends — the host killed outright included (`PR_SET_PDEATHSIG`). The
+/// servers are started from the async runtime's worker threads, which live
+/// as long as the runtime.
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut tokio::process::Command) {
+    // SAFETY: between fork and exec only async-signal-safe calls may run;
+    // `prctl` is one, and nothing here allocates or takes a lock.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut tokio::process::Command) {}
 
 /// Start `server`, list every tool (all pages) as the JSON objects it sent,
 /// and stop it. The child is killed when this returns, whatever happened.

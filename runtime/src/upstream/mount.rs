@@ -180,7 +180,7 @@ impl Connection {
     async fn ready(&self) -> Result<(Peer<RoleClient>, BTreeMap<&'static str, String>, StderrTail), String> {
         let mut state = self.state.lock().await;
         if let State::Up { service, changed, stderr } = &*state {
-            if !service.is_closed() {
+            if !service.is_closed() && !service.peer().is_transport_closed() {
                 return Ok((service.peer().clone(), changed.clone(), stderr.clone()));
             }
             let tail = stderr.text();
