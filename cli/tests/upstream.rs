@@ -346,7 +346,7 @@ fn no_server_outlives_a_killed_gateway() {
     assert_eq!(servers.len(), 2, "one child per server: {servers:?}");
     gateway.kill().unwrap();
     gateway.wait().unwrap();
-    let alive = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.split_whitespace().nth(2).is_some_and(|state| state == "Z"));
+    let alive = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.split_whitespace().nth(2).is_none_or(|state| state != "Z"));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while servers.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
