@@ -151,3 +151,14 @@ fn coverage_prints_the_table_of_this_repo() {
     // The same bytes every run.
     assert_eq!(stdout(&xtask(&["coverage", "--root", &root, "--format", "json"])), stdout(&out));
 }
+
+/// The xtask builds `capspec-cli` without `live`: the commands that start
+/// MCP servers say how to get them, and exit 2.
+#[test]
+fn serve_and_upstream_say_how_to_enable_them() {
+    for args in [&["serve"][..], &["check", "--upstream"], &["import", "mcp", "--upstream", "memory"]] {
+        let out = xtask(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}{}", stdout(&out), stderr(&out));
+        assert!(stderr(&out).contains("features = [\"live\"]"), "{args:?}: {}", stderr(&out));
+    }
+}
