@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
+use rmcp::model::{CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ServerResult};
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::{Peer, RoleClient, ServiceExt};
 use serde_json::Value;
@@ -164,7 +164,7 @@ enum State {
     Up {
         service: RunningService<RoleClient, ()>,
         /// Capability name → what no longer matches its pin.
-        changed: BTreeMap<&'static str, String>,
+        changed: Arc<BTreeMap<&'static str, String>>,
         stderr: StderrTail,
     },
     Stopped,
@@ -177,7 +177,7 @@ impl Connection {
     }
 
     /// The running server's peer and what changed, starting it if needed.
-    async fn ready(&self) -> Result<(Peer<RoleClient>, BTreeMap<&'static str, String>, StderrTail), String> {
+    async fn ready(&self) -> Result<(Peer<RoleClient>, Arc<BTreeMap<&'static str, String>>, StderrTail), String> {
         let mut state = self.state.lock().await;
         if let State::Up { service, changed, stderr } = &*state {
             if !service.is_closed() && !service.peer().is_transport_closed() {
@@ -198,6 +198,7 @@ impl Connection {
         match self.start().await {
             Ok((service, changed, stderr)) => {
                 let peer = service.peer().clone();
+                let changed = Arc::new(changed);
                 *state = State::Up { service, changed: changed.clone(), stderr: stderr.clone() };
                 Ok((peer, changed, stderr))
             }
@@ -294,7 +295,7 @@ impl Forward for Tool {
                 Err(e) => Err(e),
             };
             match answer {
-                Ok(ServerResult::CallToolResult(result)) => result_value(serde_json::to_value(result).expect("results serialize")).map_err(|m| fail(ErrorCode::UpstreamError, m)),
+                Ok(ServerResult::CallToolResult(result)) => result_value(result).map_err(|m| fail(ErrorCode::UpstreamError, m)),
                 Ok(_) => Err(fail(ErrorCode::UpstreamError, format!("`{}` answered tools/call with something other than a tool result", connection.server.name))),
                 Err(ServiceError::Timeout { timeout }) => Err(fail(
                     ErrorCode::UpstreamTimeout,
@@ -312,15 +313,13 @@ impl Forward for Tool {
 /// A tool result as the capability's value (§12): `structuredContent` when
 /// there is one, else the text of its text blocks as one string; an error
 /// result is its text.
-fn result_value(result: Value) -> Result<Value, String> {
-    let text = || {
-        result.get("content").and_then(Value::as_array).into_iter().flatten().filter_map(|b| (b["type"] == "text").then(|| b["text"].as_str()).flatten()).collect::<Vec<_>>().join("\n")
-    };
-    if result.get("isError") == Some(&Value::Bool(true)) {
-        return Err(text());
+fn result_value(result: CallToolResult) -> Result<Value, String> {
+    let text = |result: &CallToolResult| result.content.iter().filter_map(|block| block.as_text().map(|t| t.text.as_str())).collect::<Vec<_>>().join("\n");
+    if result.is_error == Some(true) {
+        return Err(text(&result));
     }
-    match result.get("structuredContent") {
-        Some(structured) if !structured.is_null() => Ok(structured.clone()),
-        _ => Ok(Value::String(text())),
+    match result.structured_content {
+        Some(structured) if !structured.is_null() => Ok(structured),
+        _ => Ok(Value::String(text(&result))),
     }
 }
