@@ -55,6 +55,8 @@ mod live;
 mod root;
 #[cfg(feature = "live")]
 mod serve;
+#[cfg(feature = "live")]
+pub use serve::upstream_modules;
 
 /// Run the command line on this process's arguments. Called as the cargo
 /// subcommand `cargo capspec …` (argument 1 is then `capspec`) it shows

@@ -28,25 +28,40 @@ pub(crate) fn serve(root: &Path, args: &ServeArgs) -> u8 {
     }
 }
 
-fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
-    let project = open(root)?;
+/// The upstream modules of the capspec project at `root` (those named in
+/// `only`, or all), ready for [`Upstreams::start`]: their specs built as
+/// `sync` writes them into bindings, their servers resolved from
+/// `capspec.toml`. A host that mounts upstreams beside its own Rust
+/// modules (`agent-host serve --upstreams DIR`) calls this too.
+pub fn upstream_modules(root: &Path, only: &[String]) -> Result<Vec<UpstreamModule>, String> {
+    modules_of(root, &open(root)?, only)
+}
+
+fn modules_of(root: &Path, project: &capspec_codegen::Project, only: &[String]) -> Result<Vec<UpstreamModule>, String> {
     let config = project.config.as_ref().expect("open checked it");
     if project.loaded.findings.iter().any(|f| f.severity == capspec_codegen::Severity::Error) {
         return Err("the specs have errors; `cargo capspec check` shows them".into());
     }
     let targets = Targets::from_config(config);
-    let wanted = |name: &str| args.modules.is_empty() || args.modules.iter().any(|m| m == name);
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|m| m == name);
     let mut modules = Vec::new();
     for module in project.loaded.set.modules.iter().filter(|m| wanted(&m.name)) {
         let Some((name, _)) = &module.upstream else { continue };
         let upstream = config.upstreams.get(name).ok_or_else(|| format!("module `{}` names `[upstream.{name}]`, which capspec.toml lacks", module.name))?;
         modules.push(upstream_module(module, &targets, server(root, upstream), upstream.start == Start::Lazy));
     }
-    for asked in &args.modules {
+    for asked in only {
         if !modules.iter().any(|m| m.module.name == asked) {
             return Err(format!("`--modules {asked}`: the project has no upstream module `{asked}`"));
         }
     }
+    Ok(modules)
+}
+
+fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
+    let project = open(root)?;
+    let modules = modules_of(root, &project, &args.modules)?;
+    let targets = Targets::from_config(project.config.as_ref().expect("open checked it"));
     if modules.is_empty() {
         return Err("the project has no upstream module to serve: add `[upstream.NAME]` to capspec.toml, then `cargo capspec import mcp --upstream NAME`".into());
     }

@@ -85,6 +85,13 @@ fn a_new_cargo_project_adopts_capspec_in_one_command() {
     assert!(String::from_utf8_lossy(&sync.stdout).contains("sync: 0 written, 0 removed"), "init already synced: {}", text(&sync));
     let check = run(&project, &cargo(), &["xtask", "check"]);
     assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+    // The xtask carries no MCP client or server: the commands that start
+    // MCP servers say how to get them.
+    for args in [&["xtask", "serve"][..], &["xtask", "check", "--upstream"]] {
+        let out = run(&project, &cargo(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains("features = [\"live\"]"), "{args:?}: {}", text(&out));
+    }
     let test = run(&project, &cargo(), &["test", "--workspace"]);
     assert!(test.status.success(), "{}", text(&test));
     let tested = text(&test);

@@ -35,6 +35,8 @@ pub mod builtin;
 mod code_first;
 mod coerce;
 pub mod content;
+mod forward;
+mod ladder;
 mod error;
 mod gate;
 #[cfg(feature = "quickjs")]

@@ -4,11 +4,8 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -19,8 +16,9 @@ use crate::gate::{Approval, ApprovalRequest, BoxFuture, Verdict, decide};
 use crate::receipt::{GateDecision, Receipt, Status};
 use crate::run::Run;
 use crate::validate::Validator;
-use crate::code_first::CodeFirst;
-use crate::coerce;
+use crate::{code_first::CodeFirst, coerce};
+pub use crate::forward::{Forward, Forwarded};
+use crate::ladder::{CatchUnwind, describe, fill_message, panic_text};
 use crate::spec::{Category, Module, Spec};
 
 /// A type-erased capability implementation, as `#[capability]` registers it.
@@ -90,28 +88,6 @@ enum Call {
     ToolSearch,
 }
 
-/// An implementation that is not a `#[capability]` fn: an upstream MCP
-/// server's tool (`capspec::upstream`). It runs at the ladder's last step,
-/// after lookup, validation and the gate, like any impl; its errors carry
-/// their own codes (`upstream_*`).
-pub trait Forward: Send + Sync {
-    /// Run with the validated arguments (defaults applied).
-    fn call<'a>(&'a self, run: &'a Run, args: Value) -> BoxFuture<'a, Result<Value, CallError>>;
-    /// What the receipt names as the implementation: the upstream server.
-    fn server(&self) -> &str;
-}
-
-/// A [`Forward`] implementation of one capability, for [`Registry::with_forwards`].
-#[derive(Clone)]
-pub struct Forwarded {
-    /// The module of the spec it implements.
-    pub module: &'static str,
-    /// The capability name.
-    pub name: &'static str,
-    /// The implementation.
-    pub forward: Arc<dyn Forward>,
-}
-
 /// What one name names, in lookup order: a qualified `module.name` (or
 /// `module.alias`), a wire name, and the entries whose bare name or alias
 /// it is (in module order).
@@ -152,6 +128,13 @@ impl Registry {
     /// build (run `cargo xtask sync`).
     pub fn new(modules: &[Module]) -> Result<Arc<Registry>, RegistryError> {
         Registry::build(modules, registrations(), crate::code_first::code_first_specs())
+    }
+
+    /// [`Registry::new`], plus the capabilities `forwards` implement: the
+    /// upstream modules a host mounts beside its own
+    /// ([`Upstreams::forwards`](crate::upstream::Upstreams::forwards)).
+    pub fn with_upstreams(modules: &[Module], forwards: Vec<Forwarded>) -> Result<Arc<Registry>, RegistryError> {
+        Registry::with_forwards(modules, registrations(), crate::code_first::code_first_specs(), forwards)
     }
 
     /// Build from explicit registrations (tests, or hosts that register by
@@ -614,56 +597,4 @@ impl Mounted {
         };
         reply.to_string()
     }
-}
-
-/// "passed: `a`, `b`" / "no arguments were passed" / "passed the bare value …"
-fn describe(args: &Value) -> String {
-    match args {
-        Value::Null => "no arguments were passed".into(),
-        Value::Object(m) if m.is_empty() => "no arguments were passed".into(),
-        Value::Object(m) => format!("passed: {}", m.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")),
-        other => format!("passed the bare value {other}"),
-    }
-}
-
-/// `Saving {title}` with the arguments filled in.
-fn fill_message(template: &str, args: &Value) -> String {
-    let mut out = String::new();
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        let Some(close) = after.find('}') else {
-            out.push_str(&rest[open..]);
-            return out;
-        };
-        match args.get(&after[..close]) {
-            Some(Value::String(s)) => out.push_str(s),
-            Some(v) => out.push_str(&v.to_string()),
-            None => out.push_str(&rest[open..open + close + 2]),
-        }
-        rest = &after[close + 1..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Polls a future, turning a panic into an `Err`.
-struct CatchUnwind<F>(AssertUnwindSafe<F>);
-
-impl<F: Future + Unpin> Future for CatchUnwind<F> {
-    type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let fut = &mut self.0;
-        match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut fut.0).poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
-            Err(panic) => Poll::Ready(Err(panic)),
-        }
-    }
-}
-
-fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_else(|| "(no message)".into())
 }

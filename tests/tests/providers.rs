@@ -10,7 +10,8 @@ use serde_json::Value;
 fn project(name: &str) -> TempDir {
     let dir = TempDir::new(name);
     copy_dir(&repo_root().join("specs"), &dir.path().join("specs"));
-    dir.write("capspec.toml", "specs = \"specs\"\n\n[generate]\nproviders = [\"gemini\", \"openai\", \"anthropic\"]\n");
+    // `specs/kg.yaml` pins an upstream server: configured, never started here.
+    dir.write("capspec.toml", "specs = \"specs\"\n\n[generate]\nproviders = [\"gemini\", \"openai\", \"anthropic\"]\n\n[upstream.kg]\ncommand = [\"node\", \"server.js\"]\n");
     let outcome = capspec_codegen::sync(dir.path()).expect("sync");
     assert!(!outcome.findings.iter().any(|f| f.severity == capspec_codegen::Severity::Error), "{:?}", outcome.findings);
     dir

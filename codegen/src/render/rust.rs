@@ -458,12 +458,16 @@ fn module_file_with(module: &ModuleSpec, facade: &str, catalog: &str, abbrev: &A
 /// `<rust>/mod.rs`
 pub fn mod_file(set: &SpecSet, targets: &Targets) -> String {
     let mods: Vec<Ident> = set.modules.iter().map(|m| ident(&m.name)).collect();
+    // Upstream modules are implemented by their servers (`capspec::upstream`
+    // mounts them from their pinned specs), not by this crate's fns.
+    let implemented: Vec<Ident> = set.modules.iter().filter(|m| m.upstream.is_none()).map(|m| ident(&m.name)).collect();
     let tokens = quote! {
         //! Generated capability bindings. Mount them with the runtime's registry.
         #(pub mod #mods;)*
 
-        /// Every module, sorted by name.
-        pub const MODULES: &[::capspec::Module] = &[#(#mods::MODULE),*];
+        /// Every module this crate implements, sorted by name (upstream
+        /// modules are mounted from their servers).
+        pub const MODULES: &[::capspec::Module] = &[#(#implemented::MODULE),*];
     };
     format_file(tokens, &marker_line(&targets.specs))
 }

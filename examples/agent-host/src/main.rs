@@ -88,6 +88,11 @@ enum Command {
         /// `tools`: one tool per non-deferred capability, named by its wire name.
         #[arg(long, value_parser = parse_surface, default_value = "code")]
         surface: capspec::mcp::Surface,
+        /// Also mount the upstream modules of the capspec project at DIR (its
+        /// capspec.toml's [upstream.*] servers and their pinned specs) beside the Rust
+        /// modules, as `cargo capspec serve` mounts them. This repository's root has one.
+        #[arg(long, value_name = "DIR")]
+        upstreams: Option<PathBuf>,
         #[command(flatten)]
         session: SessionArgs,
     },
@@ -220,7 +225,7 @@ fn main() -> ExitCode {
             print!("{}", mounted.catalog());
             ExitCode::SUCCESS
         }
-        Command::Serve { http, token_file, allowed_origin, state_key_file, state_ttl, surface, session } => {
+        Command::Serve { http, token_file, allowed_origin, state_key_file, state_ttl, surface, upstreams, session } => {
             let key = match state_key_file.as_deref().map(read_state_key).transpose() {
                 Ok(key) => key.unwrap_or_else(capspec::mcp::StateKey::random).with_ttl(std::time::Duration::from_secs(state_ttl)),
                 Err(e) => {
@@ -228,7 +233,7 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            serve(mounted, http.zip(token_file), allowed_origin, key, surface, &session)
+            serve(Mount { mounted, upstreams }, http.zip(token_file), allowed_origin, key, surface, &session)
         }
     }
 }
@@ -242,9 +247,16 @@ fn read_state_key(file: &std::path::Path) -> Result<capspec::mcp::StateKey, Stri
     capspec::mcp::StateKey::new(text.trim().as_bytes().to_vec()).map_err(|e| format!("the state key file `{}`: {e}", file.display()))
 }
 
+/// What `serve` mounts: the Rust modules, and the upstream modules of a
+/// capspec project.
+struct Mount {
+    mounted: capspec::Mounted,
+    upstreams: Option<PathBuf>,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn serve(
-    mounted: capspec::Mounted,
+    mount: Mount,
     http: Option<(std::net::SocketAddr, PathBuf)>,
     allowed_origins: Vec<String>,
     state_key: capspec::mcp::StateKey,
@@ -252,11 +264,6 @@ fn serve(
     options: &SessionArgs,
 ) -> ExitCode {
     let Some(workspace) = open_workspace(options) else { return ExitCode::from(2) };
-    let memory = SessionMemory::default();
-    let for_runs = mounted.clone();
-    let host = capspec::mcp::McpHost::new(capspec::guest::Guest::new(mounted), surface, options.mode)
-        .prepare_run(move |gate| Run::new(gate).with(workspace.clone()).with(memory.clone()).with(for_runs.clone()));
-    let host = host.with_state_key(state_key);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -264,11 +271,32 @@ fn serve(
             return ExitCode::from(2);
         }
     };
+    let (mounted, upstreams) = match mount.upstreams {
+        None => (mount.mounted, None),
+        Some(dir) => match runtime.block_on(with_upstreams(&mount.mounted, &dir)) {
+            Ok((mounted, upstreams)) => (mounted, Some(upstreams)),
+            Err(e) => {
+                eprintln!("agent-host: --upstreams {}: {e}", dir.display());
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let memory = SessionMemory::default();
+    let for_runs = mounted.clone();
+    let host = capspec::mcp::McpHost::new(capspec::guest::Guest::new(mounted), surface, options.mode)
+        .prepare_run(move |gate| Run::new(gate).with(workspace.clone()).with(memory.clone()).with(for_runs.clone()));
+    let host = host.with_state_key(state_key).with_unmounted(upstreams.iter().flat_map(|u| u.unmounted().to_vec()));
     let listen = match http {
         None => capspec::mcp::Listen::Stdio,
         Some((addr, token_file)) => capspec::mcp::Listen::Http { addr, token_file, allowed_origins },
     };
-    let served = runtime.block_on(capspec::mcp::serve(host, listen, "agent-host"));
+    let served = runtime.block_on(async move {
+        let served = capspec::mcp::serve(host, listen, "agent-host").await;
+        if let Some(upstreams) = upstreams {
+            upstreams.shutdown().await;
+        }
+        served
+    });
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -276,6 +304,23 @@ fn serve(
             ExitCode::from(2)
         }
     }
+}
+
+/// `mounted` plus the upstream modules of the capspec project at `dir`,
+/// started (a server that does not start leaves its module out, with the
+/// reason for the capabilities resource).
+async fn with_upstreams(mounted: &capspec::Mounted, dir: &std::path::Path) -> Result<(capspec::Mounted, capspec::upstream::Upstreams), String> {
+    let upstreams = capspec::upstream::Upstreams::start(capspec_cli::upstream_modules(dir, &[])?).await;
+    for left in upstreams.unmounted() {
+        eprintln!("agent-host: module `{}` is not mounted: {}", left.module, left.reason);
+    }
+    let mut modules: Vec<capspec::Module> = agent_host::generated::MODULES.to_vec();
+    modules.extend(upstreams.modules());
+    let registry = capspec::Registry::with_upstreams(&modules, upstreams.forwards()).map_err(|e| e.to_string())?;
+    let mut names: Vec<&str> = mounted.module_names();
+    names.extend(upstreams.modules().iter().map(|m| m.name));
+    let mounted = registry.mount(&names).map_err(|e| e.to_string())?;
+    Ok((mounted, upstreams))
 }
 
 /// A run for this invocation: the workspace, session memory, the mounted

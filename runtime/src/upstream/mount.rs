@@ -26,7 +26,7 @@ use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::{Peer, RoleClient, ServiceExt};
 use serde_json::Value;
 
-use super::{Server, StderrTail, UpstreamError, spawn};
+use super::child::{Server, StderrTail, UpstreamError, spawn, stderr_tail};
 use crate::error::{CallError, ErrorCode};
 use crate::gate::BoxFuture;
 use crate::registry::{Forward, Forwarded};
@@ -184,7 +184,7 @@ impl Connection {
                 return Ok((service.peer().clone(), changed.clone(), stderr.clone()));
             }
             let tail = stderr.text();
-            *state = State::Down { failures: 1, retry_at: Some(Instant::now() + FIRST_BACKOFF), reason: format!("the server exited{}", super::stderr_tail(&tail)) };
+            *state = State::Down { failures: 1, retry_at: Some(Instant::now() + FIRST_BACKOFF), reason: format!("the server exited{}", stderr_tail(&tail)) };
         }
         let failures = match &*state {
             State::Down { failures, retry_at: Some(at), reason } if Instant::now() < *at => {
@@ -303,7 +303,7 @@ impl Forward for Tool {
                 )),
                 Err(e) => {
                     tokio::time::sleep(Duration::from_millis(20)).await;
-                    Err(fail(ErrorCode::UpstreamUnavailable, format!("`{}` did not answer: {e}{}", connection.server.name, super::stderr_tail(&stderr.text()))))
+                    Err(fail(ErrorCode::UpstreamUnavailable, format!("`{}` did not answer: {e}{}", connection.server.name, stderr_tail(&stderr.text()))))
                 }
             }
         })

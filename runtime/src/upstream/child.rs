@@ -1,0 +1,185 @@
+//! Upstream servers as child processes: how to reach one, starting it
+//! (bounded stderr, killed with the host), and listing its tools.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::transport::TokioChildProcess;
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+
+
+/// How to reach one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A child process speaking MCP on stdin/stdout.
+    Stdio {
+        /// The program, then its arguments.
+        command: Vec<String>,
+        /// Added to the child's environment.
+        env: BTreeMap<String, String>,
+        /// Its working directory.
+        cwd: Option<PathBuf>,
+    },
+    /// Streamable HTTP at this URL.
+    Http {
+        /// The endpoint.
+        url: String,
+        /// The bearer token, when the server wants one.
+        token: Option<String>,
+    },
+}
+
+/// One upstream server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Server {
+    /// Its name (`[upstream.NAME]`), for messages.
+    pub name: String,
+    /// How to reach it.
+    pub endpoint: Endpoint,
+    /// How long starting, connecting and listing may take together.
+    pub timeout: Duration,
+}
+
+/// Why a server could not be listed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpstreamError {
+    /// The child process could not be started.
+    #[error("`{program}` could not be started: {message}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// What the system said.
+        message: String,
+    },
+    /// It started but did not complete the MCP handshake or the listing.
+    #[error("{message}{}", stderr_tail(.stderr))]
+    Protocol {
+        /// What went wrong.
+        message: String,
+        /// The end of what it wrote to stderr.
+        stderr: String,
+    },
+    /// Nothing within the timeout.
+    #[error("no tool list within {} ms{}", .timeout.as_millis(), stderr_tail(.stderr))]
+    Timeout {
+        /// The timeout.
+        timeout: Duration,
+        /// The end of what it wrote to stderr.
+        stderr: String,
+    },
+    /// This build cannot reach the endpoint.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+pub(crate) fn stderr_tail(stderr: &str) -> String {
+    let text = stderr.trim();
+    if text.is_empty() { String::new() } else { format!("; its stderr ends: {text}") }
+}
+
+/// At most this much of a child's stderr is kept for a message.
+const STDERR_TAIL: usize = 2048;
+
+/// A started child: its MCP transport and the tail of its stderr, read as
+/// it comes (a full pipe would stall the child) and kept bounded.
+pub(crate) struct Child {
+    pub(crate) transport: TokioChildProcess,
+    pub(crate) stderr: StderrTail,
+}
+
+/// The last [`STDERR_TAIL`] bytes a child wrote to stderr.
+#[derive(Clone, Default)]
+pub(crate) struct StderrTail(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl StderrTail {
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+}
+
+/// Start `server`'s process (stdio only). It is killed when its transport
+/// (or the service over it) is dropped.
+pub(crate) fn spawn(server: &Server) -> Result<Child, UpstreamError> {
+    let (command, env, cwd) = match &server.endpoint {
+        Endpoint::Stdio { command, env, cwd } => (command, env, cwd),
+        Endpoint::Http { url, .. } => {
+            return Err(UpstreamError::Unsupported(format!("`{url}`: Streamable HTTP upstreams are not supported by this build yet; run the server over stdio (`command = [...]`)")));
+        }
+    };
+    let program = command.first().cloned().unwrap_or_default();
+    let mut cmd = tokio::process::Command::new(&program);
+    cmd.args(&command[1..]).envs(env).kill_on_drop(true);
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
+    die_with_parent(&mut cmd);
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| UpstreamError::Spawn { program: program.clone(), message: e.to_string() })?;
+    let tail = StderrTail::default();
+    let kept = tail.clone();
+    tokio::spawn(async move {
+        if let Some(mut stderr) = stderr {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                let mut kept = kept.0.lock().unwrap_or_else(|e| e.into_inner());
+                kept.extend_from_slice(&buf[..n]);
+                if kept.len() > STDERR_TAIL {
+                    let excess = kept.len() - STDERR_TAIL;
+                    kept.drain(..excess);
+                }
+            }
+        }
+    });
+    Ok(Child { transport, stderr: tail })
+}
+
+/// No child outlives the host: `kill_on_drop` covers every orderly end;
+/// on Linux the kernel also kills the child when the thread that started
+/// it ends — the host killed outright included (`PR_SET_PDEATHSIG`). The
+/// servers are started from the async runtime's worker threads, which live
+/// as long as the runtime.
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut tokio::process::Command) {
+    // SAFETY: between fork and exec only async-signal-safe calls may run;
+    // `prctl` is one, and nothing here allocates or takes a lock.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut tokio::process::Command) {}
+
+/// Start `server`, list every tool (all pages) as the JSON objects it sent,
+/// and stop it. The child is killed when this returns, whatever happened.
+pub async fn list_tools(server: &Server) -> Result<Vec<Value>, UpstreamError> {
+    let Child { transport, stderr } = spawn(server)?;
+    let listed = tokio::time::timeout(server.timeout, async {
+        let client = ().serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
+        let tools = client.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"));
+        let _ = client.cancel().await;
+        tools
+    })
+    .await;
+    // What the child wrote last may still be in the pipe.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    match listed {
+        Ok(Ok(tools)) => Ok(tools.into_iter().map(|t| serde_json::to_value(t).expect("tools serialize")).collect()),
+        Ok(Err(message)) => Err(UpstreamError::Protocol { message, stderr: stderr.text() }),
+        Err(_) => Err(UpstreamError::Timeout { timeout: server.timeout, stderr: stderr.text() }),
+    }
+}
