@@ -148,7 +148,8 @@ fn coverage_prints_the_table_of_this_repo() {
     assert!(rows.iter().all(|r| r["upstream"] == "kg" || (!r["implemented_by"].as_array().unwrap().is_empty() && !r["tests"].as_array().unwrap().is_empty())));
     assert_eq!(rows.iter().filter(|r| r["upstream"] == "kg").count(), 9, "the pinned kg server's tools");
     let md = xtask(&["coverage", "--root", &root]);
-    assert!(stdout(&md).starts_with("| capability | category | implemented by | tests | gap |\n|---|---|---|---|---|\n| `memory.forget` | write |"), "{}", stdout(&md));
+    assert!(stdout(&md).starts_with("| capability | category | implemented by | tests | gap |\n|---|---|---|---|---|\n| `kg.add_observations` | write | upstream `kg` |"), "{}", stdout(&md));
+    assert!(stdout(&md).contains("\n| `memory.forget` | write | `examples/agent-host/src/"), "{}", stdout(&md));
     // The same bytes every run.
     assert_eq!(stdout(&xtask(&["coverage", "--root", &root, "--format", "json"])), stdout(&out));
 }
