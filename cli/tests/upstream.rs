@@ -353,3 +353,54 @@ fn no_server_outlives_a_killed_gateway() {
     }
     assert!(!servers.iter().any(|p| alive(*p)), "a server outlived the killed gateway: {servers:?}");
 }
+
+/// A server on Streamable HTTP, reached with a bearer token from the
+/// environment (`token_env`): pinned, checked and served like a stdio one.
+#[test]
+fn an_http_upstream_is_pinned_checked_and_served() {
+    let Some(_) = node_modules() else { return };
+    let mut remote = KillOnDrop(
+        Command::new("node").arg(repo_root().join("tests/ts/http-server.mjs")).env("CAPSPEC_FIXTURE_TOKEN", "s3cret").stderr(std::process::Stdio::piped()).spawn().unwrap(),
+    );
+    let mut stderr = std::io::BufReader::new(remote.0.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+    let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("the fixture printed {line:?}")).to_string();
+    let project = TempDir::new("upstream-http");
+    project.write("capspec.toml", format!("specs = \"specs\"\n\n[upstream.remote]\nurl = {}\ntoken_env = \"CAPSPEC_TEST_REMOTE_TOKEN\"\ntimeout_ms = 10000\n", quoted(Path::new(&url))));
+    let with_token = |args: &[&str]| {
+        let mut all = vec!["capspec"];
+        all.extend(args);
+        Command::new(env!("CARGO_BIN_EXE_cargo-capspec")).args(&all).current_dir(project.path()).env("CAPSPEC_TEST_REMOTE_TOKEN", "s3cret").output().unwrap()
+    };
+    let import = with_token(&["import", "mcp", "--upstream", "remote"]);
+    assert_eq!(import.status.code(), Some(0), "{}", text(&import));
+    assert!(project.read("specs/remote.yaml").contains("  - name: shout\n    category: read\n"), "{}", project.read("specs/remote.yaml"));
+    assert_eq!(with_token(&["sync"]).status.code(), Some(0));
+    let check = with_token(&["check", "--upstream"]);
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+    // Without the token the server refuses: unreachable, with the reason.
+    let refused = capspec(project.path(), &["check", "--upstream", "--format", "json"]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    let report: Value = serde_json::from_slice(&refused.stdout).unwrap();
+    assert_eq!(report["findings"][0]["rule"], "upstream/unreachable", "{report:#}");
+    runtime().block_on(async {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cargo-capspec"));
+        command.args(["capspec", "serve", "--surface", "tools", "--mode", "auto", "--root"]).arg(project.path()).env("CAPSPEC_TEST_REMOTE_TOKEN", "s3cret");
+        let gateway = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+        let shouted = call(&gateway, "shout", json!({"text": "hi"})).await;
+        assert_eq!(shouted["structuredContent"], json!({"result": "HI"}), "{shouted:#}");
+        assert_eq!(shouted["_meta"]["io.capspec/receipts"][0]["upstream"], "remote");
+        gateway.cancel().await.unwrap();
+    });
+}
+
+/// A child the test ends however the test ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -7,7 +7,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::transport::TokioChildProcess;
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::RoleClient;
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 
@@ -106,9 +109,7 @@ impl StderrTail {
 pub(crate) fn spawn(server: &Server) -> Result<Child, UpstreamError> {
     let (command, env, cwd) = match &server.endpoint {
         Endpoint::Stdio { command, env, cwd } => (command, env, cwd),
-        Endpoint::Http { url, .. } => {
-            return Err(UpstreamError::Unsupported(format!("`{url}`: Streamable HTTP upstreams are not supported by this build yet; run the server over stdio (`command = [...]`)")));
-        }
+        Endpoint::Http { url, .. } => return Err(UpstreamError::Unsupported(format!("`{url}` is reached over HTTP, not started"))),
     };
     let program = command.first().cloned().unwrap_or_default();
     let mut cmd = tokio::process::Command::new(&program);
@@ -164,22 +165,57 @@ fn die_with_parent(cmd: &mut tokio::process::Command) {
 #[cfg(not(target_os = "linux"))]
 fn die_with_parent(_cmd: &mut tokio::process::Command) {}
 
-/// Start `server`, list every tool (all pages) as the JSON objects it sent,
-/// and stop it. The child is killed when this returns, whatever happened.
-pub async fn list_tools(server: &Server) -> Result<Vec<Value>, UpstreamError> {
-    let Child { transport, stderr } = spawn(server)?;
+/// A server reached and listed.
+pub(crate) struct Connected {
+    /// The MCP client session with it.
+    pub(crate) service: RunningService<RoleClient, ()>,
+    /// Every tool it listed (all pages).
+    pub(crate) tools: Vec<rmcp::model::Tool>,
+    /// The end of its stderr (a child process; empty over HTTP).
+    pub(crate) stderr: StderrTail,
+}
+
+/// Start `server` (stdio) or reach it (Streamable HTTP, with its bearer
+/// token), complete the MCP handshake and list every tool — all within its
+/// timeout.
+pub(crate) async fn connect(server: &Server) -> Result<Connected, UpstreamError> {
+    type Handshake = std::pin::Pin<Box<dyn std::future::Future<Output = Result<RunningService<RoleClient, ()>, rmcp::service::ClientInitializeError>> + Send>>;
+    let (handshake, stderr): (Handshake, StderrTail) = match &server.endpoint {
+        Endpoint::Stdio { .. } => {
+            let Child { transport, stderr } = spawn(server)?;
+            (Box::pin(().serve(transport)), stderr)
+        }
+        Endpoint::Http { url, token } => {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            if let Some(token) = token {
+                config = config.auth_header(token.as_str());
+            }
+            (Box::pin(().serve(StreamableHttpClientTransport::from_config(config))), StderrTail::default())
+        }
+    };
     let listed = tokio::time::timeout(server.timeout, async {
-        let client = ().serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
-        let tools = client.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"));
-        let _ = client.cancel().await;
-        tools
+        let service = handshake.await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
+        let tools = service.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+        Ok::<_, String>((service, tools))
     })
     .await;
-    // What the child wrote last may still be in the pipe.
-    tokio::time::sleep(Duration::from_millis(50)).await;
     match listed {
-        Ok(Ok(tools)) => Ok(tools.into_iter().map(|t| serde_json::to_value(t).expect("tools serialize")).collect()),
-        Ok(Err(message)) => Err(UpstreamError::Protocol { message, stderr: stderr.text() }),
-        Err(_) => Err(UpstreamError::Timeout { timeout: server.timeout, stderr: stderr.text() }),
+        Ok(Ok((service, tools))) => Ok(Connected { service, tools, stderr }),
+        failed => {
+            // What the child wrote last may still be in the pipe.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            match failed {
+                Ok(Err(message)) => Err(UpstreamError::Protocol { message, stderr: stderr.text() }),
+                _ => Err(UpstreamError::Timeout { timeout: server.timeout, stderr: stderr.text() }),
+            }
+        }
     }
+}
+
+/// Start `server`, list every tool (all pages) as the JSON objects it sent,
+/// and stop it. A child is killed when this returns, whatever happened.
+pub async fn list_tools(server: &Server) -> Result<Vec<Value>, UpstreamError> {
+    let Connected { service, tools, .. } = connect(server).await?;
+    let _ = service.cancel().await;
+    Ok(tools.into_iter().map(|t| serde_json::to_value(t).expect("tools serialize")).collect())
 }

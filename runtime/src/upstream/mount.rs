@@ -23,15 +23,16 @@ use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ServerResult};
 use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
-use rmcp::{Peer, RoleClient, ServiceExt};
+use rmcp::{Peer, RoleClient};
 use serde_json::Value;
 
-use super::child::{Server, StderrTail, UpstreamError, spawn, stderr_tail};
+use super::child::{Connected, Server, StderrTail, UpstreamError, connect, stderr_tail};
 use crate::error::{CallError, ErrorCode};
 use crate::gate::BoxFuture;
 use crate::registry::{Forward, Forwarded};
 use crate::run::Run;
 use crate::spec::{Module, Spec};
+use crate::validate::{Objects, Validator};
 
 /// The longest wait before a failed server is started again.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -130,10 +131,10 @@ impl Upstreams {
         self.mounted
             .iter()
             .flat_map(|(module, connection)| {
-                module.specs.iter().map(move |spec| Forwarded {
-                    module: spec.module,
-                    name: spec.name,
-                    forward: Arc::new(Tool { connection: connection.clone(), capability: spec.name }),
+                module.specs.iter().map(move |spec| {
+                    let schema = spec.output_schema.and_then(|s| serde_json::from_str::<Value>(s).ok());
+                    let output = schema.and_then(|s| Validator::compile_with(&s, Objects::Open).ok()).map(Arc::new);
+                    Forwarded { module: spec.module, name: spec.name, forward: Arc::new(Tool { connection: connection.clone(), capability: spec.name, output }) }
                 })
             })
             .collect()
@@ -214,19 +215,7 @@ impl Connection {
     /// Start the process, complete the handshake and list the tools within
     /// the timeout; compare each pinned tool with what is listed.
     async fn start(&self) -> Result<(RunningService<RoleClient, ()>, BTreeMap<&'static str, String>, StderrTail), UpstreamError> {
-        let child = spawn(&self.server)?;
-        let stderr = child.stderr.clone();
-        let started = tokio::time::timeout(self.server.timeout, async {
-            let service = ().serve(child.transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
-            let tools = service.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
-            Ok::<_, String>((service, tools))
-        })
-        .await;
-        let (service, listed) = match started {
-            Ok(Ok(done)) => done,
-            Ok(Err(message)) => return Err(UpstreamError::Protocol { message, stderr: stderr.text() }),
-            Err(_) => return Err(UpstreamError::Timeout { timeout: self.server.timeout, stderr: stderr.text() }),
-        };
+        let Connected { service, tools: listed, stderr } = connect(&self.server).await?;
         let live: BTreeMap<String, Value> =
             listed.into_iter().map(|t| (t.name.to_string(), serde_json::to_value(&t).expect("tools serialize"))).collect();
         let changed = self.tools.values().filter_map(|pinned| drift(pinned, live.get(&pinned.tool)).map(|why| (pinned.spec.name, why))).collect();
@@ -264,6 +253,8 @@ fn drift(pinned: &PinnedTool, live: Option<&Value>) -> Option<String> {
 struct Tool {
     connection: Arc<Connection>,
     capability: &'static str,
+    /// The pinned output schema, which a structured result must satisfy.
+    output: Option<Arc<Validator>>,
 }
 
 impl Forward for Tool {
@@ -295,7 +286,16 @@ impl Forward for Tool {
                 Err(e) => Err(e),
             };
             match answer {
-                Ok(ServerResult::CallToolResult(result)) => result_value(result).map_err(|m| fail(ErrorCode::UpstreamError, m)),
+                Ok(ServerResult::CallToolResult(result)) => {
+                    let value = result_value(result).map_err(|m| fail(ErrorCode::UpstreamError, m))?;
+                    match self.output.as_ref().map(|v| v.validate(&value)).filter(|violations| !violations.is_empty()) {
+                        None => Ok(value),
+                        Some(violations) => {
+                            let list = violations.iter().map(|v| format!("{}: {}", v.pointer, v.message)).collect::<Vec<_>>().join("; ");
+                            Err(fail(ErrorCode::UpstreamError, format!("`{}` returned a value its pinned output schema refuses: {list}", connection.server.name)))
+                        }
+                    }
+                }
                 Ok(_) => Err(fail(ErrorCode::UpstreamError, format!("`{}` answered tools/call with something other than a tool result", connection.server.name))),
                 Err(ServiceError::Timeout { timeout }) => Err(fail(
                     ErrorCode::UpstreamTimeout,
