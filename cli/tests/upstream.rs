@@ -263,6 +263,10 @@ fn the_gateway_survives_its_servers_faults() {
         let echoed = call(&gateway, "echo", json!({"text": "hi"})).await;
         assert_eq!(echoed["structuredContent"], json!({"result": "hi"}), "{echoed:#}");
         assert_eq!(echoed["_meta"]["io.capspec/receipts"][0]["upstream"], "faulty");
+        let picture = call(&gateway, "picture", json!({})).await;
+        assert_eq!(picture["structuredContent"], json!({"result": "one pixel"}), "{picture:#}");
+        assert_eq!(picture["content"][1]["type"], "image", "the server's image block passes through: {picture:#}");
+        assert_eq!(picture["content"][1]["mimeType"], "image/png");
         let failed = call(&gateway, "fail", json!({})).await;
         assert_eq!(failed["_meta"]["io.capspec/error"], json!({"error": "upstream_error", "message": "the fixture fails on purpose", "capability": "faulty.fail"}));
 

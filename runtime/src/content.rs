@@ -85,6 +85,26 @@ pub fn decode(text: &str) -> Option<Vec<u8>> {
     STANDARD.decode(text).ok()
 }
 
+/// Content blocks a capability returned beside its value — an upstream
+/// server's image, audio or resource blocks (DESIGN §12) — for a host that
+/// passes them on: the MCP server puts one in each capability call's run
+/// and appends what it collected to the tool result. Where a run has none,
+/// such blocks are left out (the value carries the text).
+#[derive(Debug, Default)]
+pub struct Blocks(std::sync::Mutex<Vec<Value>>);
+
+impl Blocks {
+    /// Collect one MCP content block (as its JSON).
+    pub fn push(&self, block: Value) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(block);
+    }
+
+    /// Every block collected so far, in order; empties the collection.
+    pub fn take(&self) -> Vec<Value> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
 /// The image type the bytes begin with: PNG, JPEG, GIF or WebP — read from
 /// the bytes, never from a file name.
 pub fn sniff(bytes: &[u8]) -> Option<&'static str> {

@@ -1,7 +1,8 @@
 // A stdio MCP server written with the official TypeScript SDK for
 // capspec's upstream fault tests (cli/tests/upstream.rs): `echo` answers,
 // `hang` never does (and writes CAPSPEC_FIXTURE_CANCELLED when the client
-// cancels it), `exit` ends the process in the middle of the call.
+// cancels it), `exit` ends the process in the middle of the call, `fail`
+// answers with an error result, `picture` with an image beside its text.
 import { writeFileSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -27,5 +28,11 @@ server.registerTool("exit", { description: "Exit mid-call.", inputSchema: {}, an
 server.registerTool("fail", { description: "Answer with an error result.", inputSchema: {}, annotations: read }, async () => ({
   content: [{ type: "text", text: "the fixture fails on purpose" }],
   isError: true,
+}));
+server.registerTool("picture", { description: "A one-pixel PNG.", inputSchema: {}, annotations: read }, async () => ({
+  content: [
+    { type: "text", text: "one pixel" },
+    { type: "image", mimeType: "image/png", data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==" },
+  ],
 }));
 await server.connect(new StdioServerTransport());

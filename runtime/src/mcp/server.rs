@@ -211,9 +211,11 @@ impl McpSession {
                 }
             }
             Some(Callable::Capability { qualified, output }) => {
-                let run = self.run(context, stateless);
+                // Blocks an upstream server returns beside the value pass through.
+                let run = self.run(context, stateless).with(crate::content::Blocks::default());
                 let result = shared.mounted.invoke(&run, qualified, arguments).await;
-                tools::call_result(result, output, qualified, &run)
+                let blocks = run.get::<crate::content::Blocks>().map(|b| b.take()).unwrap_or_default();
+                tools::with_blocks(tools::call_result(result, output, qualified, &run), blocks)
             }
             None => {
                 let listed = shared.callable.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");

@@ -246,6 +246,12 @@ pub(super) fn call_result(outcome: Result<Value, CallError>, output: &Output, ca
     result(structured, false, meta)
 }
 
+/// `result` with `blocks` (MCP content blocks as JSON) after its own.
+pub(super) fn with_blocks(mut result: CallToolResult, blocks: Vec<Value>) -> CallToolResult {
+    result.content.extend(blocks.into_iter().filter_map(|b| serde_json::from_value::<rmcp::model::ContentBlock>(b).ok()));
+    result
+}
+
 /// The two resources. `resultType` is what the 2026-07-28 revision
 /// requires; rmcp strips it for a peer on an earlier one.
 pub(super) fn resource_list() -> ListResourcesResult {

@@ -262,7 +262,7 @@ impl Forward for Tool {
         &self.connection.server.name
     }
 
-    fn call<'a>(&'a self, _run: &'a Run, args: Value) -> BoxFuture<'a, Result<Value, CallError>> {
+    fn call<'a>(&'a self, run: &'a Run, args: Value) -> BoxFuture<'a, Result<Value, CallError>> {
         Box::pin(async move {
             let connection = &self.connection;
             let pinned = &connection.tools[self.capability];
@@ -287,6 +287,11 @@ impl Forward for Tool {
             };
             match answer {
                 Ok(ServerResult::CallToolResult(result)) => {
+                    if let Some(blocks) = run.get::<crate::content::Blocks>() {
+                        for block in result.content.iter().filter(|b| b.as_text().is_none()) {
+                            blocks.push(serde_json::to_value(block).expect("content blocks serialize"));
+                        }
+                    }
                     let value = result_value(result).map_err(|m| fail(ErrorCode::UpstreamError, m))?;
                     match self.output.as_ref().map(|v| v.validate(&value)).filter(|violations| !violations.is_empty()) {
                         None => Ok(value),
