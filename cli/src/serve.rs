@@ -68,10 +68,7 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
     let mode = Mode::parse(&args.mode).expect("clap checked the mode");
     let surface = capspec::mcp::Surface::parse(&args.surface).expect("clap checked the surface");
     let key = match &args.state_key_file {
-        Some(file) => {
-            let bytes = std::fs::read(file).map_err(|e| format!("cannot read the state key file `{}`: {e}", file.display()))?;
-            capspec::mcp::StateKey::new(String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec()).map_err(|e| format!("the state key file `{}`: {e}", file.display()))?
-        }
+        Some(file) => capspec::mcp::StateKey::read_file(file)?,
         None => capspec::mcp::StateKey::random(),
     }
     .with_ttl(Duration::from_secs(args.state_ttl));

@@ -138,14 +138,10 @@ pub fn declares(schema: Option<&str>) -> bool {
     schema.is_some_and(|s| s.contains("\"contentEncoding\""))
 }
 
-/// A capability's output as guests and provider tool loops see it:
-/// [`present`] with its spec's output schema (the value as it is when the
-/// schema declares no binary content).
-pub fn present_output(spec: Option<&crate::Spec>, value: Value) -> Value {
-    match spec.and_then(|s| s.output_schema).filter(|s| declares(Some(s))).and_then(|s| serde_json::from_str::<Value>(s).ok()) {
-        Some(schema) => present(&schema, value),
-        None => value,
-    }
+/// A spec's output schema, parsed, when it marks binary content (the
+/// registry keeps it, so presenting costs nothing for other capabilities).
+pub(crate) fn content_schema(spec: &crate::Spec) -> Option<Value> {
+    spec.output_schema.filter(|s| declares(Some(s))).and_then(|s| serde_json::from_str(s).ok())
 }
 
 /// `value` as guests and provider tool loops see it: every binary value the

@@ -45,8 +45,7 @@ async fn invoke(provider: Provider, mounted: &Mounted, run: &Run, name: &str, ar
         // Unknown names are refused by `invoke`, naming what is mounted.
         None => args,
     };
-    let output = mounted.invoke(run, name, args).await?;
-    Ok(crate::content::present_output(mounted.lookup(name), output))
+    mounted.invoke_presented(run, name, args).await
 }
 
 /// A call's outcome as the JSON a model reads: `{"result": …}` (binary

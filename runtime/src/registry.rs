@@ -70,6 +70,8 @@ impl std::error::Error for RegistryError {}
 
 struct Entry {
     spec: &'static Spec,
+    /// The output schema, parsed once, when it marks binary content.
+    content: Option<Value>,
     call: Call,
     validator: Validator,
     qualified: String,
@@ -242,7 +244,7 @@ impl Registry {
                     problems.push(format!("`{}.{}` and `{}` have one wire name, `{}`", spec.module, spec.name, other.qualified, spec.wire_name));
                 }
                 schemas.push((spec, schema));
-                entries.push(Entry { spec, call, validator, qualified: format!("{}.{}", spec.module, spec.name), module: module_index });
+                entries.push(Entry { spec, content: crate::content::content_schema(spec), call, validator, qualified: format!("{}.{}", spec.module, spec.name), module: module_index });
             }
         }
         let mut stray: Vec<String> = forwarded.keys().map(|(m, n)| format!("`{m}.{n}` is forwarded, but no mounted spec declares it")).collect();
@@ -261,7 +263,7 @@ impl Registry {
             problems.push(format!("`{}` has the wire name `{}`, which the built-in `capspec.tool_search` takes; rename it", entries[other].qualified, builtin.wire_name));
         }
         let validator = Validator::compile(&serde_json::from_str(builtin.input_schema).expect("the built-in schema is JSON")).expect("the built-in schema compiles");
-        entries.push(Entry { spec: builtin, call: Call::ToolSearch, validator, qualified: "capspec.tool_search".into(), module: modules.len() });
+        entries.push(Entry { spec: builtin, content: None, call: Call::ToolSearch, validator, qualified: "capspec.tool_search".into(), module: modules.len() });
         if problems.is_empty() {
             let search = crate::search::Index::with_schemas(schemas.iter().map(|(spec, schema)| (*spec, schema)));
             Ok(Arc::new(Registry { modules: modules.to_vec(), entries, names, search }))
@@ -444,6 +446,19 @@ impl Mounted {
     /// recorded as a receipt on `run` and as its `execute_tool` span
     /// (`capspec::trace`): both come from here.
     pub async fn invoke(&self, run: &Run, name: &str, args: Value) -> Result<Value, CallError> {
+        self.call(run, name, args).await.0
+    }
+
+    /// [`Mounted::invoke`], with binary content as guests and provider tool
+    /// loops see it (`{mimeType, data}`, `capspec::content`).
+    pub(crate) async fn invoke_presented(&self, run: &Run, name: &str, args: Value) -> Result<Value, CallError> {
+        match self.call(run, name, args).await {
+            (Ok(value), Some(Entry { content: Some(schema), .. })) => Ok(crate::content::present(schema, value)),
+            (result, _) => result,
+        }
+    }
+
+    async fn call<'a>(&'a self, run: &Run, name: &'a str, args: Value) -> (Result<Value, CallError>, Option<&'a Entry>) {
         let start = Instant::now();
         let mut waited = Duration::ZERO;
         let span = crate::trace::call(run);
@@ -464,7 +479,7 @@ impl Mounted {
         };
         crate::trace::finished(&span, decision, status, result.as_ref().err());
         run.record(Receipt { capability, decision, status, duration: start.elapsed().saturating_sub(waited), upstream });
-        result
+        (result, entry)
     }
 
     #[allow(clippy::type_complexity)]
@@ -572,29 +587,5 @@ impl Mounted {
             let list = violations.iter().map(|v| format!("{}: {}", v.pointer, v.message)).collect::<Vec<_>>().join("; ");
             Err(format!("`{}` got invalid arguments: {list}", entry.qualified))
         }
-    }
-
-    /// The JSON tool-call entrance: `{"name": …, "arguments": {…}}` in,
-    /// `{"result": …}` or `{"error", "message", "capability"}` out.
-    pub async fn invoke_json(&self, run: &Run, request: &str) -> String {
-        #[derive(serde::Deserialize)]
-        struct ToolCall {
-            name: String,
-            #[serde(default)]
-            arguments: Value,
-        }
-        let reply = match serde_json::from_str::<ToolCall>(request) {
-            Ok(call) => match self.invoke(run, &call.name, call.arguments).await {
-                Ok(result) => serde_json::json!({ "result": result }),
-                Err(e) => serde_json::to_value(&e).expect("errors serialize"),
-            },
-            Err(e) => serde_json::to_value(CallError {
-                code: ErrorCode::InvalidArguments,
-                message: format!("a tool call is {{\"name\": string, \"arguments\": object}}: {e}"),
-                capability: String::new(),
-            })
-            .expect("errors serialize"),
-        };
-        reply.to_string()
     }
 }

@@ -226,7 +226,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Serve { http, token_file, allowed_origin, state_key_file, state_ttl, surface, upstreams, session } => {
-            let key = match state_key_file.as_deref().map(read_state_key).transpose() {
+            let key = match state_key_file.as_deref().map(capspec::mcp::StateKey::read_file).transpose() {
                 Ok(key) => key.unwrap_or_else(capspec::mcp::StateKey::random).with_ttl(std::time::Duration::from_secs(state_ttl)),
                 Err(e) => {
                     eprintln!("agent-host: {e}");
@@ -238,15 +238,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// `agent-host serve`: every MCP call runs with the workspace and memory
-/// of this process, in the fixed mode.
-/// The `--state-key-file` key: the file's bytes, surrounding whitespace trimmed.
-fn read_state_key(file: &std::path::Path) -> Result<capspec::mcp::StateKey, String> {
-    let bytes = std::fs::read(file).map_err(|e| format!("cannot read the state key file `{}`: {e}", file.display()))?;
-    let text = String::from_utf8_lossy(&bytes);
-    capspec::mcp::StateKey::new(text.trim().as_bytes().to_vec()).map_err(|e| format!("the state key file `{}`: {e}", file.display()))
-}
-
 /// What `serve` mounts: the Rust modules, and the upstream modules of a
 /// capspec project.
 struct Mount {
@@ -254,6 +245,8 @@ struct Mount {
     upstreams: Option<PathBuf>,
 }
 
+/// `agent-host serve`: every MCP call runs with the workspace and memory
+/// of this process, in the fixed mode.
 #[allow(clippy::too_many_arguments)]
 fn serve(
     mount: Mount,

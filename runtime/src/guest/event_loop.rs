@@ -226,8 +226,8 @@ fn resolve_call(context: &Context, state: &Rc<RefCell<State>>, id: usize, reply:
 /// One call through the ladder, as the reply the bridge expects:
 /// `{result}` or `{error, message, capability}`.
 fn invoke(mounted: &Mounted, run: &Run, name: String, args: serde_json::Value) -> serde_json::Value {
-    match block_on(mounted.invoke(run, &name, args)) {
-        Ok(result) => serde_json::json!({ "result": crate::content::present_output(mounted.lookup(&name), result) }),
+    match block_on(mounted.invoke_presented(run, &name, args)) {
+        Ok(result) => serde_json::json!({ "result": result }),
         Err(e) => serde_json::to_value(e).expect("errors serialize"),
     }
 }

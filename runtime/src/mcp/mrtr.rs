@@ -44,6 +44,13 @@ impl StateKey {
         RequestStateCodec::try_new(key).map(|codec| StateKey(Arc::new(codec), STATE_TTL)).map_err(|e| e.to_string())
     }
 
+    /// The key in `file` (`--state-key-file`): its bytes, surrounding
+    /// whitespace trimmed.
+    pub fn read_file(file: &std::path::Path) -> Result<StateKey, String> {
+        let bytes = std::fs::read(file).map_err(|e| format!("cannot read the state key file `{}`: {e}", file.display()))?;
+        StateKey::new(String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec()).map_err(|e| format!("the state key file `{}`: {e}", file.display()))
+    }
+
     /// States sealed with this key expire after `ttl` (at least a second).
     pub fn with_ttl(self, ttl: Duration) -> StateKey {
         StateKey(self.0, ttl.max(Duration::from_secs(1)))

@@ -189,7 +189,7 @@ impl Output {
         let schema = spec.output_schema.and_then(|s| serde_json::from_str::<Value>(s).ok());
         let declared = schema.as_ref().and_then(output_schema).is_some();
         let validator = schema.as_ref().and_then(|s| Validator::compile_with(s, Objects::Open).ok()).map(Box::new);
-        let content = schema.filter(|_| crate::content::declares(spec.output_schema)).map(Box::new);
+        let content = crate::content::content_schema(spec).map(Box::new);
         Output { validator, declared, content }
     }
 }
