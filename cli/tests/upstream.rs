@@ -36,6 +36,19 @@ async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) 
 }
 
 /// `execute_code` of `code`: its `{result, error, receipts, logs}`.
+/// `echo` once the exited server is back (polled for up to 6 s).
+async fn echo_once_back(client: &RunningService<RoleClient, ()>) -> Value {
+    let mut back = Value::Null;
+    for _ in 0..20 {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        back = call(client, "echo", json!({"text": "again"})).await;
+        if back["isError"] == false {
+            break;
+        }
+    }
+    back
+}
+
 async fn action(client: &RunningService<RoleClient, ()>, code: &str) -> Value {
     call(client, "execute_code", json!({"code": code})).await["structuredContent"].clone()
 }
@@ -283,15 +296,24 @@ fn the_gateway_survives_its_servers_faults() {
 
         let exited = call(&gateway, "exit", json!({})).await;
         assert_eq!(exited["_meta"]["io.capspec/error"]["error"], "upstream_unavailable", "{exited:#}");
-        let mut back = Value::Null;
-        for _ in 0..20 {
-            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-            back = call(&gateway, "echo", json!({"text": "again"})).await;
-            if back["isError"] == false {
+        let back = echo_once_back(&gateway).await;
+        assert_eq!(back["structuredContent"], json!({"result": "again"}), "restarted after its backoff: {back:#}");
+        // A second exit soon after the restart is a crash loop: the wait doubles.
+        let exited = call(&gateway, "exit", json!({})).await;
+        assert_eq!(exited["_meta"]["io.capspec/error"]["error"], "upstream_unavailable", "{exited:#}");
+        let mut message = String::new();
+        for _ in 0..10 {
+            let waiting = call(&gateway, "echo", json!({"text": "soon"})).await;
+            message = waiting["_meta"]["io.capspec/error"]["message"].as_str().unwrap_or_default().to_string();
+            if message.contains("started again in") {
                 break;
             }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
-        assert_eq!(back["structuredContent"], json!({"result": "again"}), "restarted after its backoff: {back:#}");
+        let wait: u64 = message.rsplit("started again in ").next().and_then(|rest| rest.strip_suffix(" ms")).and_then(|ms| ms.parse().ok()).unwrap_or(0);
+        assert!((300..=500).contains(&wait), "the second crash waits about 500 ms, not 250 again: {message}");
+        let back = echo_once_back(&gateway).await;
+        assert_eq!(back["structuredContent"], json!({"result": "again"}), "restarted after the longer backoff: {back:#}");
 
         let mut calls = tokio::task::JoinSet::new();
         for i in 0..200 {

@@ -14,7 +14,9 @@
 //!   (`notifications/cancelled`) and refused with `upstream_timeout`. A
 //!   server that exits ends its in-flight calls with `upstream_unavailable`
 //!   and is started again on a later call, no sooner than a backoff that
-//!   doubles per failure (to [`MAX_BACKOFF`]).
+//!   doubles per failure (to [`MAX_BACKOFF`]). A failure is a start that
+//!   fails or an exit within [`MAX_BACKOFF`] of the start: a server that
+//!   crashes on every call backs off as one that never starts does.
 //! - Children are killed when the mount is dropped.
 
 use std::collections::BTreeMap;
@@ -38,6 +40,11 @@ use crate::validate::{Objects, Validator};
 pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// The first wait after a failure.
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
+
+/// The wait after `failures` consecutive failures before this one.
+fn backoff(failures: u32) -> Duration {
+    FIRST_BACKOFF.saturating_mul(1 << failures.min(7)).min(MAX_BACKOFF)
+}
 
 /// One upstream module, as the host loaded it from its pinned spec.
 #[derive(Debug, Clone)]
@@ -167,6 +174,10 @@ enum State {
         /// Capability name → what no longer matches its pin.
         changed: Arc<BTreeMap<&'static str, String>>,
         stderr: StderrTail,
+        /// Consecutive failures before this start, and when it started: an
+        /// exit soon after the start is one more.
+        failures: u32,
+        since: Instant,
     },
     Stopped,
 }
@@ -180,12 +191,13 @@ impl Connection {
     /// The running server's peer and what changed, starting it if needed.
     async fn ready(&self) -> Result<(Peer<RoleClient>, Arc<BTreeMap<&'static str, String>>, StderrTail), String> {
         let mut state = self.state.lock().await;
-        if let State::Up { service, changed, stderr } = &*state {
+        if let State::Up { service, changed, stderr, failures, since } = &*state {
             if !service.is_closed() && !service.peer().is_transport_closed() {
                 return Ok((service.peer().clone(), changed.clone(), stderr.clone()));
             }
-            let tail = stderr.text();
-            *state = State::Down { failures: 1, retry_at: Some(Instant::now() + FIRST_BACKOFF), reason: format!("the server exited{}", stderr_tail(&tail)) };
+            let failures = if since.elapsed() < MAX_BACKOFF { *failures } else { 0 };
+            let reason = format!("the server exited{}", stderr_tail(&stderr.text()));
+            *state = State::Down { failures: failures + 1, retry_at: Some(Instant::now() + backoff(failures)), reason };
         }
         let failures = match &*state {
             State::Down { failures, retry_at: Some(at), reason } if Instant::now() < *at => {
@@ -200,13 +212,12 @@ impl Connection {
             Ok((service, changed, stderr)) => {
                 let peer = service.peer().clone();
                 let changed = Arc::new(changed);
-                *state = State::Up { service, changed: changed.clone(), stderr: stderr.clone() };
+                *state = State::Up { service, changed: changed.clone(), stderr: stderr.clone(), failures, since: Instant::now() };
                 Ok((peer, changed, stderr))
             }
             Err(e) => {
-                let backoff = FIRST_BACKOFF.saturating_mul(1 << failures.min(7)).min(MAX_BACKOFF);
                 let reason = format!("`{}` did not start: {e}", self.server.name);
-                *state = State::Down { failures: failures + 1, retry_at: Some(Instant::now() + backoff), reason: reason.clone() };
+                *state = State::Down { failures: failures + 1, retry_at: Some(Instant::now() + backoff(failures)), reason: reason.clone() };
                 Err(reason)
             }
         }
