@@ -384,20 +384,45 @@ fn no_server_outlives_a_killed_gateway() {
 /// environment (`token_env`): pinned, checked and served like a stdio one.
 #[test]
 fn an_http_upstream_is_pinned_checked_and_served() {
+    http_upstream(None);
+}
+
+#[test]
+fn an_https_upstream_is_verified_against_the_systems_roots() {
+    http_upstream(Some(&repo_root().join("tests/fixtures/tls")));
+}
+
+/// Pin, check and serve the SDK's HTTP fixture, over TLS with the test
+/// certificates in `tls` (trusted through `SSL_CERT_FILE`) when given.
+fn http_upstream(tls: Option<&Path>) {
     let Some(_) = node_modules() else { return };
-    let mut remote = KillOnDrop(
-        Command::new("node").arg(repo_root().join("tests/ts/http-server.mjs")).env("CAPSPEC_FIXTURE_TOKEN", "s3cret").stderr(std::process::Stdio::piped()).spawn().unwrap(),
-    );
+    let mut fixture = Command::new("node");
+    fixture.arg(repo_root().join("tests/ts/http-server.mjs")).env("CAPSPEC_FIXTURE_TOKEN", "s3cret").stderr(std::process::Stdio::piped());
+    if let Some(tls) = tls {
+        fixture.env("CAPSPEC_FIXTURE_TLS_DIR", tls);
+    }
+    let mut remote = KillOnDrop(fixture.spawn().unwrap());
     let mut stderr = std::io::BufReader::new(remote.0.stderr.take().unwrap());
     let mut line = String::new();
     std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
     let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("the fixture printed {line:?}")).to_string();
+    assert_eq!(url.starts_with("https://"), tls.is_some(), "{url}");
     let project = TempDir::new("upstream-http");
     project.write("capspec.toml", format!("specs = \"specs\"\n\n[upstream.remote]\nurl = {}\ntoken_env = \"CAPSPEC_TEST_REMOTE_TOKEN\"\ntimeout_ms = 10000\n", quoted(Path::new(&url))));
+    // The system's roots, and the test CA only where the test says so.
+    let roots = |command: &mut Command| {
+        command.env_remove("SSL_CERT_FILE").env_remove("SSL_CERT_DIR");
+        if let Some(tls) = tls {
+            command.env("SSL_CERT_FILE", tls.join("ca.pem"));
+        }
+    };
     let with_token = |args: &[&str]| {
         let mut all = vec!["capspec"];
         all.extend(args);
-        Command::new(env!("CARGO_BIN_EXE_cargo-capspec")).args(&all).current_dir(project.path()).env("CAPSPEC_TEST_REMOTE_TOKEN", "s3cret").output().unwrap()
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cargo-capspec"));
+        command.args(&all).current_dir(project.path()).env("CAPSPEC_TEST_REMOTE_TOKEN", "s3cret");
+        roots(&mut command);
+        command.output().unwrap()
     };
     let import = with_token(&["import", "mcp", "--upstream", "remote"]);
     assert_eq!(import.status.code(), Some(0), "{}", text(&import));
@@ -410,10 +435,21 @@ fn an_http_upstream_is_pinned_checked_and_served() {
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
     let report: Value = serde_json::from_slice(&refused.stdout).unwrap();
     assert_eq!(report["findings"][0]["rule"], "upstream/unreachable", "{report:#}");
+    if let Some(tls) = tls {
+        // With the token but without the test CA, the certificate is refused.
+        let mut untrusted = Command::new(env!("CARGO_BIN_EXE_cargo-capspec"));
+        untrusted.args(["capspec", "check", "--upstream", "--format", "json"]).current_dir(project.path()).env("CAPSPEC_TEST_REMOTE_TOKEN", "s3cret");
+        let untrusted = untrusted.env_remove("SSL_CERT_DIR").env("SSL_CERT_FILE", tls.join("server.pem")).output().unwrap();
+        assert_eq!(untrusted.status.code(), Some(1), "{}", text(&untrusted));
+        let report: Value = serde_json::from_slice(&untrusted.stdout).unwrap();
+        assert_eq!(report["findings"][0]["rule"], "upstream/unreachable", "{report:#}");
+        assert!(report["findings"][0]["message"].as_str().unwrap().to_lowercase().contains("certificate"), "{report:#}");
+    }
     runtime().block_on(async {
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cargo-capspec"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cargo-capspec"));
         command.args(["capspec", "serve", "--surface", "tools", "--mode", "auto", "--root"]).arg(project.path()).env("CAPSPEC_TEST_REMOTE_TOKEN", "s3cret");
-        let gateway = ().serve(TokioChildProcess::new(command).unwrap()).await.unwrap();
+        roots(&mut command);
+        let gateway = ().serve(TokioChildProcess::new(tokio::process::Command::from(command)).unwrap()).await.unwrap();
         let shouted = call(&gateway, "shout", json!({"text": "hi"})).await;
         assert_eq!(shouted["structuredContent"], json!({"result": "HI"}), "{shouted:#}");
         assert_eq!(shouted["_meta"]["io.capspec/receipts"][0]["upstream"], "remote");

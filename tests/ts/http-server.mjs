@@ -3,7 +3,12 @@
 // 127.0.0.1 at a port the system picks (printed on stderr as
 // `listening on http://127.0.0.1:PORT/mcp`), refusing any request without
 // `Authorization: Bearer $CAPSPEC_FIXTURE_TOKEN`. One tool, `shout`.
-import { createServer } from "node:http";
+// With CAPSPEC_FIXTURE_TLS_DIR set, it serves HTTPS with that directory's
+// server.pem and server.key (`listening on https://…`).
+import { readFileSync } from "node:fs";
+import { createServer as createHttp } from "node:http";
+import { createServer as createHttps } from "node:https";
+import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
@@ -20,7 +25,8 @@ function server() {
   return mcp;
 }
 
-const http = createServer(async (req, res) => {
+const tls = process.env.CAPSPEC_FIXTURE_TLS_DIR;
+const handle = async (req, res) => {
   if (req.headers.authorization !== `Bearer ${token}`) {
     res.writeHead(401).end("unauthorized");
     return;
@@ -36,7 +42,10 @@ const http = createServer(async (req, res) => {
   });
   await mcp.connect(transport);
   await transport.handleRequest(req, res, body);
-});
+};
+const http = tls
+  ? createHttps({ cert: readFileSync(join(tls, "server.pem")), key: readFileSync(join(tls, "server.key")) }, handle)
+  : createHttp(handle);
 http.listen(0, "127.0.0.1", () => {
-  process.stderr.write(`listening on http://127.0.0.1:${http.address().port}/mcp\n`);
+  process.stderr.write(`listening on ${tls ? "https" : "http"}://127.0.0.1:${http.address().port}/mcp\n`);
 });

@@ -186,6 +186,9 @@ pub(crate) async fn connect(server: &Server) -> Result<Connected, UpstreamError>
             (Box::pin(().serve(transport)), stderr)
         }
         Endpoint::Http { url, token } => {
+            // reqwest's rustls takes the process's provider: ring, unless
+            // the host installed one of its own first.
+            let _ = rustls::crypto::ring::default_provider().install_default();
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             if let Some(token) = token {
                 config = config.auth_header(token.as_str());
@@ -194,8 +197,8 @@ pub(crate) async fn connect(server: &Server) -> Result<Connected, UpstreamError>
         }
     };
     let listed = tokio::time::timeout(server.timeout, async {
-        let service = handshake.await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
-        let tools = service.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+        let service = handshake.await.map_err(|e| format!("the MCP handshake failed: {}", causes(&e)))?;
+        let tools = service.list_all_tools().await.map_err(|e| format!("tools/list failed: {}", causes(&e)))?;
         Ok::<_, String>((service, tools))
     })
     .await;
@@ -210,6 +213,36 @@ pub(crate) async fn connect(server: &Server) -> Result<Connected, UpstreamError>
             }
         }
     }
+}
+
+/// An error and what caused it, down to the cause a user can act on (a
+/// refused certificate, a refused connection): HTTP clients' errors say
+/// only what failed at their level.
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = cause(error);
+    while let Some(next) = source {
+        let line = next.to_string();
+        if !text.contains(&line) {
+            text = format!("{text}: {line}");
+        }
+        source = cause(next);
+    }
+    text
+}
+
+/// What caused `error`, where rmcp's errors hold it without naming it
+/// their source.
+fn cause<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a (dyn std::error::Error + 'static)> {
+    use rmcp::service::ClientInitializeError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    if let Some(ClientInitializeError::TransportError { error, .. }) = error.downcast_ref::<ClientInitializeError>() {
+        return Some(error);
+    }
+    if let Some(StreamableHttpError::Client(client)) = error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        return Some(client);
+    }
+    error.source()
 }
 
 /// Start `server`, list every tool (all pages) as the JSON objects it sent,
