@@ -134,7 +134,8 @@ async function httpServer(args) {
     let text = "";
     child.stderr.on("data", (chunk) => {
       text += chunk;
-      const found = text.match(/serving MCP at (http:\/\/\S+)/);
+      // The whole line: stderr may arrive cut anywhere, mid-address too.
+    const found = text.match(/serving MCP at (http:\/\/\S+)\r?\n/);
       if (found) resolve(found[1]);
     });
     child.on("exit", (code) => reject(new Error(`agent-host serve exited (${code}): ${text}`)));
@@ -153,19 +154,8 @@ const initialize = JSON.stringify({
   jsonrpc: "2.0", id: 1, method: "initialize",
   params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
 });
-const post = async (server, body, headers = {}) => {
-  const send = () =>
-    fetch(server.url, { method: "POST", body, headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } });
-  const response = await send();
-  // Once, on this workplace's sandbox refusing the loopback connection
-  // itself (a 403 "resolve_deny: denied destination", seen on a server's
-  // first request in one CI-like run, never from the server): no verdict.
-  if (response.status === 403 && (await response.clone().text()).includes("resolve_deny")) {
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    return send();
-  }
-  return response;
-};
+const post = (server, body, headers = {}) =>
+  fetch(server.url, { method: "POST", body, headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } });
 
 {
   const server = await httpServer(["--surface", "tools", "--mode", "plan", "--workspace", workspace("http-plan")]);
