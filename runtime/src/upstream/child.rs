@@ -219,30 +219,31 @@ pub(crate) async fn connect(server: &Server) -> Result<Connected, UpstreamError>
 /// refused certificate, a refused connection): HTTP clients' errors say
 /// only what failed at their level.
 fn causes(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = cause(error);
-    while let Some(next) = source {
-        let line = next.to_string();
-        if !text.contains(&line) {
-            text = format!("{text}: {line}");
+    let mut text = String::new();
+    let mut next = Some(error);
+    while let Some(error) = next {
+        let (own, cause) = words_and_cause(error);
+        if let Some(own) = own.filter(|own| !text.contains(own.as_str())) {
+            text = if text.is_empty() { own } else { format!("{text}: {own}") };
         }
-        source = cause(next);
+        next = cause;
     }
     text
 }
 
-/// What caused `error`, where rmcp's errors hold it without naming it
-/// their source.
-fn cause<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a (dyn std::error::Error + 'static)> {
+/// An error's own words and its cause. rmcp's transport errors hold their
+/// cause without naming it their source, and word themselves by Rust type
+/// names: those layers give only their cause (and what was being sent).
+fn words_and_cause<'a>(error: &'a (dyn std::error::Error + 'static)) -> (Option<String>, Option<&'a (dyn std::error::Error + 'static)>) {
     use rmcp::service::ClientInitializeError;
     use rmcp::transport::streamable_http_client::StreamableHttpError;
-    if let Some(ClientInitializeError::TransportError { error, .. }) = error.downcast_ref::<ClientInitializeError>() {
-        return Some(error);
+    if let Some(ClientInitializeError::TransportError { error, context }) = error.downcast_ref::<ClientInitializeError>() {
+        return (Some(format!("{context} failed")), Some(&*error.error));
     }
     if let Some(StreamableHttpError::Client(client)) = error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-        return Some(client);
+        return (None, Some(client));
     }
-    error.source()
+    (Some(error.to_string()), error.source())
 }
 
 /// Start `server`, list every tool (all pages) as the JSON objects it sent,
