@@ -35,7 +35,6 @@ async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) 
     serde_json::to_value(result).unwrap()
 }
 
-/// `execute_code` of `code`: its `{result, error, receipts, logs}`.
 /// `echo` once the exited server is back (polled for up to 6 s).
 async fn echo_once_back(client: &RunningService<RoleClient, ()>) -> Value {
     let mut back = Value::Null;
@@ -49,6 +48,7 @@ async fn echo_once_back(client: &RunningService<RoleClient, ()>) -> Value {
     back
 }
 
+/// `execute_code` of `code`: its `{result, error, receipts, logs}`.
 async fn action(client: &RunningService<RoleClient, ()>, code: &str) -> Value {
     call(client, "execute_code", json!({"code": code})).await["structuredContent"].clone()
 }
@@ -437,6 +437,8 @@ fn http_upstream(tls: Option<&Path>) {
     assert_eq!(report["findings"][0]["rule"], "upstream/unreachable", "{report:#}");
     if let Some(tls) = tls {
         // With the token but without the test CA, the certificate is refused.
+        // The roots are the server's own certificate, not a CA: none of the
+        // system's roots either, whatever this machine holds.
         let mut untrusted = Command::new(env!("CARGO_BIN_EXE_cargo-capspec"));
         untrusted.args(["capspec", "check", "--upstream", "--format", "json"]).current_dir(project.path()).env("CAPSPEC_TEST_REMOTE_TOKEN", "s3cret");
         let untrusted = untrusted.env_remove("SSL_CERT_DIR").env("SSL_CERT_FILE", tls.join("server.pem")).output().unwrap();

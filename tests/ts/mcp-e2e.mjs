@@ -135,7 +135,7 @@ async function httpServer(args) {
     child.stderr.on("data", (chunk) => {
       text += chunk;
       // The whole line: stderr may arrive cut anywhere, mid-address too.
-    const found = text.match(/serving MCP at (http:\/\/\S+)\r?\n/);
+      const found = text.match(/serving MCP at (http:\/\/\S+)\r?\n/);
       if (found) resolve(found[1]);
     });
     child.on("exit", (code) => reject(new Error(`agent-host serve exited (${code}): ${text}`)));
