@@ -38,7 +38,7 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                 Ok(root) => root,
                 Err(err) => return fatal(err),
             };
-            crate::live::import_upstream(&root, &name, update)
+            crate::live::import_upstream(&root, &name, update, bin_name)
         }
         Command::Import(ImportSource::Mcp { paths, module, out, .. }) => {
             let module = module.unwrap_or_default();

@@ -16,9 +16,10 @@ use capspec_codegen::Finding;
 const NO_CLIENT: &str = "this build of capspec-cli has no MCP client, which --upstream needs: \
      `cargo install capspec-cli` has it; in an xtask, depend on capspec-cli with `features = [\"live\"]`";
 
-/// `import mcp --upstream NAME [--update]`; the exit code.
+/// `import mcp --upstream NAME [--update]`; the exit code. `bin` is how
+/// the user runs capspec (`cargo capspec`, `cargo xtask`), for the next steps.
 #[cfg(not(feature = "live"))]
-pub(crate) fn import_upstream(_root: &Path, _name: &str, _update: bool) -> u8 {
+pub(crate) fn import_upstream(_root: &Path, _name: &str, _update: bool, _bin: &str) -> u8 {
     eprintln!("error: {NO_CLIENT}");
     2
 }
@@ -80,8 +81,8 @@ pub(crate) mod client {
         Ok(project)
     }
 
-    pub(crate) fn import_upstream(root: &Path, name: &str, update: bool) -> u8 {
-        match import(root, name, update) {
+    pub(crate) fn import_upstream(root: &Path, name: &str, update: bool, bin: &str) -> u8 {
+        match import(root, name, update, bin) {
             Ok(code) => code,
             Err(err) => {
                 eprintln!("error: {err}");
@@ -90,7 +91,7 @@ pub(crate) mod client {
         }
     }
 
-    fn import(root: &Path, name: &str, update: bool) -> Result<u8, String> {
+    fn import(root: &Path, name: &str, update: bool, bin: &str) -> Result<u8, String> {
         let project = open(root)?;
         let config = project.config.as_ref().expect("open checked it");
         let Some(upstream) = config.upstreams.get(name) else {
@@ -103,7 +104,7 @@ pub(crate) mod client {
         let existing = project.loaded.set.module(name).filter(|m| m.file == rel);
         match (path.exists(), update, existing) {
             (true, false, _) => return Err(format!("`{rel}` exists; `import mcp --upstream {name} --update` re-pins it and keeps your decisions")),
-            (true, true, None) => return Err(format!("`{rel}` has errors (`cargo xtask check` shows them); fix them before --update, which keeps what the file decides")),
+            (true, true, None) => return Err(format!("`{rel}` has errors (`{bin} check` shows them); fix them before --update, which keeps what the file decides")),
             _ => {}
         }
         eprintln!("listing [upstream.{name}] …");
@@ -127,7 +128,7 @@ pub(crate) mod client {
             }
             println!("updated {rel}: {} tools pinned, {} changes", pinned.capabilities.len(), changes.len());
         } else {
-            println!("pinned {} tools of [upstream.{name}] into {rel}; review their categories, then `cargo xtask sync`", pinned.capabilities.len());
+            println!("pinned {} tools of [upstream.{name}] into {rel}; review their categories, then `{bin} sync` (generated files) or `{bin} serve`", pinned.capabilities.len());
         }
         Ok(report.exit_code() as u8)
     }

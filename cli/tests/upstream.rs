@@ -113,6 +113,8 @@ fn real_servers_are_pinned_checked_and_their_changes_caught() {
         let out = capspec(dir, &["import", "mcp", "--upstream", server]);
         assert_eq!(out.status.code(), Some(0), "{server}: {}", text(&out));
         assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("tools of [upstream.{server}] into specs/{server}.yaml")), "{}", text(&out));
+        // The next steps name the command the user ran, not an xtask this project lacks.
+        assert!(String::from_utf8_lossy(&out.stdout).contains("then `cargo capspec sync` (generated files) or `cargo capspec serve`"), "{}", text(&out));
         let yaml = project.read(&format!("specs/{server}.yaml"));
         assert!(yaml.contains(&format!("\nupstream: {server}\n")) && yaml.contains("    pin: \"sha256:"), "{yaml}");
     }
