@@ -60,7 +60,14 @@ fn capspec_invoke(bencher: divan::Bencher) {
 /// the figure is the work both sides do; `multi_thread` (two workers, as a
 /// server runs) adds cross-thread wake-ups, which on a small shared machine
 /// dominate and make the distribution bimodal.
-const RUNTIMES: [&str; 2] = ["current_thread", "multi_thread"];
+///
+/// `CAPSPEC_BENCH_RUNTIME=current_thread` keeps one of them (divan filters
+/// benchmarks, not their arguments): what a callgrind count of the round
+/// trip runs under.
+fn runtimes() -> Vec<&'static str> {
+    let only = std::env::var("CAPSPEC_BENCH_RUNTIME").ok();
+    ["current_thread", "multi_thread"].into_iter().filter(|r| only.as_deref().is_none_or(|only| only == *r)).collect()
+}
 
 fn round_trip<S: ServerHandler>(bencher: divan::Bencher, runtime: &str, server: S) {
     let rt = match runtime {
@@ -79,24 +86,24 @@ fn round_trip<S: ServerHandler>(bencher: divan::Bencher, runtime: &str, server: 
 }
 
 /// rmcp as its documentation writes a server (the router built per call).
-#[divan::bench(args = RUNTIMES)]
+#[divan::bench(args = runtimes())]
 fn round_trip_rmcp_tool_router(bencher: divan::Bencher, runtime: &str) {
     round_trip(bencher, runtime, PeekServer);
 }
 
 /// The same, plus capspec's receipt in `_meta`.
-#[divan::bench(args = RUNTIMES)]
+#[divan::bench(args = runtimes())]
 fn round_trip_rmcp_tool_router_with_meta(bencher: divan::Bencher, runtime: &str) {
     round_trip(bencher, runtime, PeekMetaServer);
 }
 
 /// rmcp keeping its router.
-#[divan::bench(args = RUNTIMES)]
+#[divan::bench(args = runtimes())]
 fn round_trip_rmcp_stored_router(bencher: divan::Bencher, runtime: &str) {
     round_trip(bencher, runtime, StoredRouterServer::default());
 }
 
-#[divan::bench(args = RUNTIMES)]
+#[divan::bench(args = runtimes())]
 fn round_trip_capspec_mcp(bencher: divan::Bencher, runtime: &str) {
     round_trip(bencher, runtime, capspec_session());
 }
