@@ -156,13 +156,11 @@ fn the_code_surface_over_three_servers_is_a_fraction_of_their_tools_list() {
     let loaded = load::load_files(files);
     assert!(loaded.findings.is_empty(), "{:?}", loaded.findings);
     let artifacts = capspec_codegen::render::render_all(&loaded.set, &capspec_codegen::render::Targets::defaults());
-    // Each module's catalog section, as the bindings embed it and the mount
-    // serves it (its page less the marker line and the page's final newline).
+    // Each module's catalog section, as the bindings embed it and the mount serves it.
     let catalog: Vec<&str> = artifacts
         .iter()
         .filter(|a| a.path.starts_with("catalog/") && a.path.ends_with(".md") && a.path != "catalog/CATALOG.md")
-        .map(|a| a.contents.split_once('\n').map_or("", |(_, rest)| rest))
-        .map(|section| section.strip_suffix('\n').unwrap_or(section))
+        .map(|a| capspec_codegen::render::section_of_file(&a.contents))
         .collect();
     assert_eq!(catalog.len(), 3);
     let description = format!("{}\n\n{}", capspec::guest::ACTION_CONTRACT, catalog.join("\n"));

@@ -26,6 +26,7 @@ mod templates;
 mod ts;
 
 pub(crate) use artifact::join;
+pub use catalog::section_of_file;
 pub use spec_const::SpecConst;
 
 /// What the generated `MODULE` of `module` holds, for a host that mounts a
