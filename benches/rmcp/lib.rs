@@ -79,7 +79,7 @@ impl PeekMetaServer {
 
 /// A `_meta` as capspec returns it for one read call.
 pub fn receipt_meta() -> MetaObject {
-    let receipt = json!([{ "capability": "canary.peek", "decision": "auto", "status": "ok", "ms": 0.013 }]);
+    let receipt = json!([{ "principal": "local", "capability": "canary.peek", "decision": "auto", "status": "ok", "ms": 0.013 }]);
     MetaObject(serde_json::Map::from_iter([("io.capspec/receipts".to_string(), receipt)]))
 }
 

@@ -192,14 +192,23 @@ pub(crate) struct ServeArgs {
     /// Origin (or, without one, Host) gets 403, token or not.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub(crate) allowed_origin: Vec<String>,
-    /// A file holding the key (at least 32 bytes) that seals the `requestState` of a
-    /// 2026-07-28 approval round; instances behind one load balancer share it. Without
-    /// it, a random key per process.
+    /// A file holding the key that seals the `requestState` of a 2026-07-28 approval
+    /// round: its bytes as they are, at least 32 (make one with `head -c 32 /dev/urandom
+    /// > FILE`); instances behind one load balancer share it. Without it, a random key
+    /// per process.
     #[arg(long, value_name = "FILE")]
     pub(crate) state_key_file: Option<PathBuf>,
     /// How long (in seconds) a 2026-07-28 approval round's `requestState` stays valid.
     #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub(crate) state_ttl: u64,
+    /// On 2026-07-28 an `execute_code` action that asks is resumed by replay: at most
+    /// this many asks per action (default 32), then it ends with `limit_exceeded`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_rounds: Option<u32>,
+    /// The most bytes a resumed action's `requestState` (its journal, results included)
+    /// may have (default 262144, 256 KiB); past it the action ends with `limit_exceeded`.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_state_bytes: Option<usize>,
     /// `code`: `execute_code` over every mounted module plus capabilities marked
     /// `direct: true`; `tools`: one tool per non-deferred capability, and `tool_search`.
     #[arg(long, default_value = "code", value_parser = ["code", "tools"])]

@@ -58,6 +58,12 @@ fn modules_of(root: &Path, project: &capspec_codegen::Project, only: &[String]) 
     Ok(modules)
 }
 
+/// `--max-rounds` and `--max-state-bytes`, else the runtime's defaults.
+fn replay_bounds(args: &ServeArgs) -> capspec::mcp::ReplayBounds {
+    let default = capspec::mcp::ReplayBounds::default();
+    capspec::mcp::ReplayBounds { max_rounds: args.max_rounds.unwrap_or(default.max_rounds), max_state_bytes: args.max_state_bytes.unwrap_or(default.max_state_bytes) }
+}
+
 fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
     let project = open(root)?;
     let modules = modules_of(root, &project, &args.modules)?;
@@ -84,7 +90,9 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
         }
         let registry = capspec::Registry::with_forwards(&upstreams.modules(), [], [], upstreams.forwards()).map_err(|e| e.problems.join("\n"))?;
         let guest = capspec::guest::Guest::new(registry.mount_all()).specifier(&targets.specifier).bridge(&targets.bridge);
-        let host = capspec::mcp::McpHost::new(guest, surface, mode).with_state_key(key).with_unmounted(upstreams.unmounted().to_vec());
+        let host = capspec::mcp::McpHost::new(guest, surface, mode).with_state_key(key)
+            .with_replay_bounds(replay_bounds(args))
+            .with_unmounted(upstreams.unmounted().to_vec());
         let served = capspec::mcp::serve(host, listen, "capspec serve").await.map_err(|e| e.to_string());
         upstreams.shutdown().await;
         served

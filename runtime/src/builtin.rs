@@ -51,3 +51,12 @@ pub(crate) fn matches<'a>(hits: impl Iterator<Item = (&'a Spec, f64)>) -> Value 
         .collect();
     json!({ "matches": matches })
 }
+
+/// The built-in `tool_search`'s result: the best matches among `mounted`'s
+/// capabilities for the validated arguments' `query`, up to `limit`.
+pub(crate) fn tool_search(mounted: &crate::Mounted, args: &serde_json::Value) -> serde_json::Value {
+    let query = args.get("query").and_then(serde_json::Value::as_str).unwrap_or_default();
+    let limit = args.get("limit").and_then(serde_json::Value::as_u64).unwrap_or(5) as usize;
+    let hits = mounted.search(query, limit);
+    matches(hits.iter().filter_map(|h| mounted.lookup(&format!("{}.{}", h.module, h.name)).map(|spec| (spec, h.score))))
+}

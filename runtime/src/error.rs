@@ -2,10 +2,10 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Why a call did not produce a result: the `error` code every entrance reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// No capability (or alias) by that name is mounted.
@@ -25,6 +25,9 @@ pub enum ErrorCode {
     Timeout,
     /// The run used up a limit (e.g. its call budget).
     LimitExceeded,
+    /// A resumed action made another call at a journaled position than it
+    /// made the first time (DESIGN §10); the action ends there.
+    ReplayDiverged,
     /// An upstream tool no longer matches its pin; it was not called.
     UpstreamChanged,
     /// The upstream server is not running (it did not start, or it exited).
@@ -47,6 +50,7 @@ impl ErrorCode {
             ErrorCode::Failed => "failed",
             ErrorCode::Timeout => "timeout",
             ErrorCode::LimitExceeded => "limit_exceeded",
+            ErrorCode::ReplayDiverged => "replay_diverged",
             ErrorCode::UpstreamChanged => "upstream_changed",
             ErrorCode::UpstreamUnavailable => "upstream_unavailable",
             ErrorCode::UpstreamTimeout => "upstream_timeout",
@@ -62,7 +66,7 @@ impl fmt::Display for ErrorCode {
 }
 
 /// A refused or failed call, as the caller (Rust, JSON or guest) sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallError {
     #[serde(rename = "error")]
     /// What kind of refusal or failure.

@@ -103,6 +103,8 @@ pub enum Approval {
 /// What the approver is asked about.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalRequest {
+    /// Who asks for the call (DESIGN §13); every prompt names it.
+    pub principal: crate::principal::Principal,
     /// `module.name`
     pub capability: String,
     /// The capability's category.

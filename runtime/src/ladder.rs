@@ -1,6 +1,7 @@
-//! Pieces of `invoke`'s ladder that are not the registry's: how a refusal
-//! describes what was passed, a `user_message` filled in, and a panicking
-//! impl contained.
+//! Pieces of `invoke`'s ladder that are not the registry's: where a call
+//! got to, its arguments coerced and validated, how a refusal describes
+//! what was passed, a `user_message` filled in, and a panicking impl
+//! contained.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -8,6 +9,66 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use serde_json::Value;
+
+use crate::coerce;
+use crate::error::CallError;
+use crate::receipt::GateDecision;
+use crate::registry::Entry;
+use crate::validate::Validator;
+
+/// Where a call got to on the ladder: the name it resolved to, the entry,
+/// the gate's decision, the result, and what a replay journals of it.
+pub(crate) struct Reached<'a> {
+    pub(crate) capability: &'a str,
+    pub(crate) entry: Option<&'a Entry>,
+    pub(crate) decision: Option<GateDecision>,
+    pub(crate) result: Result<Value, CallError>,
+    pub(crate) journal: Journaled,
+}
+
+impl<'a> Reached<'a> {
+    pub(crate) fn refused(capability: &'a str, entry: Option<&'a Entry>, decision: Option<GateDecision>, err: CallError) -> Reached<'a> {
+        Reached { capability, entry, decision, result: Err(err), journal: Journaled::Not }
+    }
+}
+
+/// A call of a replayed action, as its journal sees it.
+pub(crate) enum Journaled {
+    /// Not a replayed action's call, or refused before its journal was consulted.
+    Not,
+    /// New: journal it (the digest of its validated arguments).
+    Record(String),
+    /// Answered from the journal (its receipt's duration, in microseconds).
+    Replayed(u64),
+    /// Suspended on an ask the client answers in a later round.
+    Waiting,
+}
+
+/// Coerce, apply defaults and validate; the message of a refusal names the capability,
+/// what is wrong, and what was passed.
+pub(crate) fn arguments(qualified: &str, validator: &Validator, args: Value) -> Result<Value, String> {
+    // What was passed is described only when a refusal may need it (the
+    // common call already carries every required key as written).
+    let complete = args.as_object().is_some_and(|m| validator.required().iter().all(|k| m.contains_key(k)));
+    let passed = if complete { String::new() } else { describe(&args) };
+    let map = coerce::coerce(args, &validator).map_err(|e| format!("`{}`: {}", qualified, e.0))?;
+    let missing: Vec<&String> = validator.required().iter().filter(|k| !map.contains_key(*k)).collect();
+    if !missing.is_empty() {
+        let names = missing.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+        let plural = if missing.len() == 1 { "argument" } else { "arguments" };
+        return Err(format!("`{}` is missing required {plural} {names}; {passed}", qualified));
+    }
+    let mut value = Value::Object(map);
+    validator.apply_defaults(&mut value);
+    let violations = validator.validate(&value);
+    if violations.is_empty() {
+        Ok(value)
+    } else {
+        let list = violations.iter().map(|v| format!("{}: {}", v.pointer, v.message)).collect::<Vec<_>>().join("; ");
+        Err(format!("`{}` got invalid arguments: {list}", qualified))
+    }
+}
+
 
 /// "passed: `a`, `b`" / "no arguments were passed" / "passed the bare value …"
 pub(crate) fn describe(args: &Value) -> String {

@@ -5,8 +5,8 @@
 //!   session mounts some modules and calls them only through
 //!   [`Mounted::invoke`] — lookup → argument coercion → validation → gate →
 //!   impl → receipt.
-//! - [`Run`], [`Gate`], [`Mode`], [`Approver`]: per-run state supplied at
-//!   call time.
+//! - [`Run`], [`Principal`], [`Gate`], [`Mode`], [`Approver`]: per-run
+//!   state supplied at call time (who calls, the gate, the host's extensions).
 //! - [`capability`]: the attribute that registers an impl;
 //!   [`Capability`](derive@Capability): the derive that declares a
 //!   code-first spec on an args struct.
@@ -47,8 +47,10 @@ pub mod mcp;
 #[cfg(feature = "upstream")]
 pub mod upstream;
 pub mod provider;
+mod principal;
 mod receipt;
 mod registry;
+pub mod replay;
 mod run;
 pub mod search;
 mod spec;
@@ -62,6 +64,7 @@ pub use capspec_macros::{Capability, capability};
 pub use code_first::{Capability, CodeFirst};
 pub use error::{CallError, CapError, CapResult, ErrorCode};
 pub use gate::{Approval, ApprovalRequest, Approver, BoxFuture, Gate, HeadlessApprover, Mode, ModeHandle, SessionAllow, Verdict, decide};
+pub use principal::Principal;
 pub use receipt::{GateDecision, Receipt, Status};
 pub use registry::{CapabilityInfo, Forward, Forwarded, Mounted, Registry, RegistryError};
 pub use run::{ClientRouter, Extensions, Limits, Run};

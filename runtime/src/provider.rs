@@ -45,7 +45,7 @@ async fn invoke(provider: Provider, mounted: &Mounted, run: &Run, name: &str, ar
         // Unknown names are refused by `invoke`, naming what is mounted.
         None => args,
     };
-    mounted.invoke_presented(run, name, args).await
+    mounted.invoke_presented(run, name, args, None).await
 }
 
 /// A call's outcome as the JSON a model reads: `{"result": …}` (binary

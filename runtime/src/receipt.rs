@@ -1,11 +1,12 @@
 //! Receipts: one per call, whatever the entrance and the outcome.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What the gate decided for a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GateDecision {
     /// Allowed by the mode × category matrix without asking.
@@ -43,6 +44,17 @@ pub enum Status {
 }
 
 impl Status {
+    /// How a call that returned `result` ended.
+    pub(crate) fn of(result: &Result<serde_json::Value, crate::error::CallError>) -> Status {
+        use crate::error::ErrorCode::*;
+        match result {
+            Ok(_) => Status::Ok,
+            // The implementation (or its server) ran, or was reached, and failed.
+            Err(e) if matches!(e.code, Failed | UpstreamError | UpstreamTimeout | UpstreamUnavailable) => Status::Failed,
+            Err(_) => Status::Refused,
+        }
+    }
+
     /// As in receipts: `ok`, `failed`, `refused`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -56,6 +68,9 @@ impl Status {
 /// What one call did: the capability, the gate's decision, how it ended and how long it took.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Receipt {
+    /// Who called (DESIGN §13): the run's principal.
+    #[serde(serialize_with = "shared_str")]
+    pub principal: Arc<str>,
     /// `module.name`, or the name as called when it resolved to nothing.
     pub capability: String,
     /// `None` when the call was refused before the gate (unknown name, bad arguments).
@@ -68,6 +83,10 @@ pub struct Receipt {
     /// The upstream MCP server that implements the capability (DESIGN §12).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<String>,
+}
+
+fn shared_str<S: serde::Serializer>(s: &Arc<str>, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(s)
 }
 
 fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

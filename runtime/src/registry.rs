@@ -16,9 +16,9 @@ use crate::gate::{Approval, ApprovalRequest, BoxFuture, Verdict, decide};
 use crate::receipt::{GateDecision, Receipt, Status};
 use crate::run::Run;
 use crate::validate::Validator;
-use crate::{code_first::CodeFirst, coerce};
+use crate::code_first::CodeFirst;
 pub use crate::forward::{Forward, Forwarded};
-use crate::ladder::{CatchUnwind, describe, fill_message, panic_text};
+use crate::ladder::{CatchUnwind, Journaled, Reached, arguments, fill_message, panic_text};
 use crate::spec::{Category, Module, Spec};
 
 /// A type-erased capability implementation, as `#[capability]` registers it.
@@ -68,7 +68,7 @@ impl fmt::Display for RegistryError {
 
 impl std::error::Error for RegistryError {}
 
-struct Entry {
+pub(crate) struct Entry {
     spec: &'static Spec,
     /// The output schema, parsed once, when it marks binary content.
     content: Option<Value>,
@@ -397,15 +397,6 @@ impl Mounted {
         self.registry.search.search(query, limit, |spec| mounted.contains(&spec.module))
     }
 
-    /// The built-in `tool_search`'s result: the best matches for the
-    /// validated arguments' `query`, up to `limit`.
-    fn tool_search(&self, args: &Value) -> Value {
-        let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
-        let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(5) as usize;
-        let hits = self.search(query, limit);
-        crate::builtin::matches(hits.iter().filter_map(|h| self.lookup(&format!("{}.{}", h.module, h.name)).map(|spec| (spec, h.score))))
-    }
-
     /// The spec a name resolves to among the mounted modules: `module.name`
     /// (or `module.alias`), the wire name, or a bare name or alias that
     /// exactly one mounted module has. `None` when unknown or ambiguous;
@@ -446,43 +437,53 @@ impl Mounted {
     /// recorded as a receipt on `run` and as its `execute_tool` span
     /// (`capspec::trace`): both come from here.
     pub async fn invoke(&self, run: &Run, name: &str, args: Value) -> Result<Value, CallError> {
-        self.call(run, name, args).await.0
+        self.call(run, name, args, None).await.0
     }
 
-    /// [`Mounted::invoke`], with binary content as guests and provider tool
-    /// loops see it (`{mimeType, data}`, `capspec::content`).
-    pub(crate) async fn invoke_presented(&self, run: &Run, name: &str, args: Value) -> Result<Value, CallError> {
-        match self.call(run, name, args).await {
+    /// [`Mounted::invoke`] for the guest's call at `position` (the order the
+    /// guest issued its calls, which a replayed action's journal is keyed
+    /// by), with binary content as guests and provider tool loops see it
+    /// (`{mimeType, data}`, `capspec::content`).
+    pub(crate) async fn invoke_presented(&self, run: &Run, name: &str, args: Value, position: Option<u32>) -> Result<Value, CallError> {
+        match self.call(run, name, args, position).await {
             (Ok(value), Some(Entry { content: Some(schema), .. })) => Ok(crate::content::present(schema, value)),
             (result, _) => result,
         }
     }
 
-    async fn call<'a>(&'a self, run: &Run, name: &'a str, args: Value) -> (Result<Value, CallError>, Option<&'a Entry>) {
+    async fn call<'a>(&'a self, run: &Run, name: &'a str, args: Value, position: Option<u32>) -> (Result<Value, CallError>, Option<&'a Entry>) {
         let start = Instant::now();
         let mut waited = Duration::ZERO;
         let span = crate::trace::call(run);
-        let ladder = self.ladder(run, name, args, &mut waited, &span);
+        let replay = position.and_then(|at| run.replay().map(|replay| (replay, at)));
+        let ladder = self.ladder(run, name, args, &mut waited, &span, replay);
         // With no subscriber listening the span is disabled: skip the
         // instrumentation wrapper (its enter/exit on every poll) altogether.
-        let (capability, entry, decision, result) = if span.is_disabled() { ladder.await } else { tracing::Instrument::instrument(ladder, span.clone()).await };
+        let reached = if span.is_disabled() { ladder.await } else { tracing::Instrument::instrument(ladder, span.clone()).await };
+        let Reached { capability, entry, decision, result, journal } = reached;
         let upstream = entry.and_then(|e| match &e.call {
             Call::Forward(forward) => Some(forward.server().to_string()),
             _ => None,
         });
         let capability = capability.to_string();
-        let status = match &result {
-            Ok(_) => Status::Ok,
-            // The implementation (or its server) ran, or was reached, and failed.
-            Err(e) if matches!(e.code, ErrorCode::Failed | ErrorCode::UpstreamError | ErrorCode::UpstreamTimeout | ErrorCode::UpstreamUnavailable) => Status::Failed,
-            Err(_) => Status::Refused,
-        };
+        let status = Status::of(&result);
         crate::trace::finished(&span, decision, status, result.as_ref().err());
-        run.record(Receipt { capability, decision, status, duration: start.elapsed().saturating_sub(waited), upstream });
+        let mut duration = start.elapsed().saturating_sub(waited);
+        match (journal, replay) {
+            // Suspended on an ask: no receipt until the call is answered.
+            (Journaled::Waiting, _) => return (result, entry),
+            // Answered from the journal: the receipt of the call as it ran.
+            (Journaled::Replayed(micros), _) => duration = Duration::from_micros(micros),
+            (Journaled::Record(args), Some((replay, at))) => {
+                let made = crate::replay::JournalEntry { capability: capability.clone(), args, decision: decision.unwrap_or(GateDecision::Auto), result: result.clone(), micros: 0, upstream: upstream.clone() };
+                replay.record(at, made, duration);
+            }
+            _ => {}
+        }
+        run.record(Receipt { principal: run.principal().shared_id(), capability, decision, status, duration, upstream });
         (result, entry)
     }
 
-    #[allow(clippy::type_complexity)]
     async fn ladder<'a>(
         &'a self,
         run: &Run,
@@ -490,26 +491,41 @@ impl Mounted {
         args: Value,
         waited: &mut Duration,
         span: &tracing::Span,
-    ) -> (&'a str, Option<&'a Entry>, Option<GateDecision>, Result<Value, CallError>) {
+        replay: Option<(&crate::replay::Replay, u32)>,
+    ) -> Reached<'a> {
         // 1. lookup
         let entry = match self.entry(name) {
             Ok(entry) => entry,
             Err(err) => {
                 crate::trace::resolved(span, None, name);
-                return (name, None, None, Err(err));
+                return Reached::refused(name, None, None, err);
             }
         };
         crate::trace::resolved(span, Some(entry.spec), name);
+        let qualified = entry.qualified.as_str();
         let refuse = |code: ErrorCode, message: String| CallError { code, message, capability: entry.qualified.clone() };
         if !run.take_call() {
             let err = refuse(ErrorCode::LimitExceeded, format!("the run's limit of {} calls is used up", run.limits().max_calls));
-            return (entry.qualified.as_str(), Some(entry), None, Err(err));
+            return Reached::refused(qualified, Some(entry), None, err);
         }
         // 2. coercion, 3. validation
-        let args = match self.arguments(entry, args) {
+        let args = match arguments(&entry.qualified, &entry.validator, args) {
             Ok(a) => a,
-            Err(message) => return (entry.qualified.as_str(), Some(entry), None, Err(refuse(ErrorCode::InvalidArguments, message))),
+            Err(message) => return Reached::refused(qualified, Some(entry), None, refuse(ErrorCode::InvalidArguments, message)),
         };
+        // A resumed action: a call made before is answered from its
+        // journal; another call at its position ends the action.
+        let mut journal = Journaled::Not;
+        if let Some((replay, at)) = replay {
+            match replay.check(at, qualified, &args) {
+                crate::replay::Check::Fresh => journal = Journaled::Record(crate::replay::args_digest(&args)),
+                crate::replay::Check::Replayed(made) => {
+                    let result = made.result.map_err(|e| CallError { capability: entry.qualified.clone(), ..e });
+                    return Reached { capability: qualified, entry: Some(entry), decision: Some(made.decision), result, journal: Journaled::Replayed(made.micros) };
+                }
+                crate::replay::Check::Diverged(err) => return Reached::refused(qualified, Some(entry), None, err),
+            }
+        }
         // 4. gate
         let decision = match decide(run.mode(), entry.spec.category) {
             // The fast path: no approver, no lock.
@@ -519,21 +535,32 @@ impl Mounted {
                     ErrorCode::BlockedInPlanMode,
                     format!("plan mode allows only read capabilities; `{}` is {}", entry.qualified, entry.spec.category),
                 );
-                return (entry.qualified.as_str(), Some(entry), Some(GateDecision::Blocked), Err(err));
+                return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Blocked), result: Err(err), journal };
             }
             Verdict::Ask if run.gate().session().contains(&entry.qualified) => GateDecision::Approved,
             Verdict::Ask => {
                 let request = ApprovalRequest {
+                    principal: run.principal().clone(),
                     capability: entry.qualified.clone(),
                     category: entry.spec.category,
                     mode: run.mode(),
                     message: entry.spec.user_message.map(|m| fill_message(m, &args)),
                     args: args.clone(),
                 };
-                let asked = Instant::now();
-                let answer = run.gate().approver().approve(&request).await;
-                *waited += asked.elapsed();
-                run.add_approval_wait(asked.elapsed());
+                let answer = match replay.map(|(replay, at)| replay.ask(at, &request)) {
+                    Some(crate::replay::Ask::Suspend) => {
+                        let err = refuse(ErrorCode::PermissionDenied, "the action is suspended until the client answers this call's approval".into());
+                        return Reached { capability: qualified, entry: Some(entry), decision: None, result: Err(err), journal: Journaled::Waiting };
+                    }
+                    Some(crate::replay::Ask::Answer(answer)) => answer,
+                    None => {
+                        let asked = Instant::now();
+                        let answer = run.gate().approver().approve(&request).await;
+                        *waited += asked.elapsed();
+                        run.add_approval_wait(asked.elapsed());
+                        answer
+                    }
+                };
                 match answer {
                     Approval::AllowOnce => GateDecision::Approved,
                     Approval::AllowForSession => {
@@ -542,7 +569,7 @@ impl Mounted {
                     }
                     Approval::Deny(reason) => {
                         let err = refuse(ErrorCode::PermissionDenied, reason);
-                        return (entry.qualified.as_str(), Some(entry), Some(GateDecision::Denied), Err(err));
+                        return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Denied), result: Err(err), journal };
                     }
                 }
             }
@@ -554,38 +581,13 @@ impl Mounted {
                 Box::pin(async move { call.await.map_err(|e| CallError { code: ErrorCode::Failed, message: e.message, capability: String::new() }) })
             }
             Call::Forward(forward) => forward.call(run, args),
-            Call::ToolSearch => Box::pin(std::future::ready(Ok(self.tool_search(&args)))),
+            Call::ToolSearch => Box::pin(std::future::ready(Ok(crate::builtin::tool_search(self, &args)))),
         };
         let result = match (CatchUnwind(AssertUnwindSafe(call))).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(refuse(e.code, e.message)),
             Err(panic) => Err(refuse(ErrorCode::Failed, format!("the implementation panicked: {}", panic_text(&panic)))),
         };
-        (entry.qualified.as_str(), Some(entry), Some(decision), result)
-    }
-
-    /// Coerce, apply defaults and validate; the message of a refusal names the capability,
-    /// what is wrong, and what was passed.
-    fn arguments(&self, entry: &Entry, args: Value) -> Result<Value, String> {
-        // What was passed is described only when a refusal may need it (the
-        // common call already carries every required key as written).
-        let complete = args.as_object().is_some_and(|m| entry.validator.required().iter().all(|k| m.contains_key(k)));
-        let passed = if complete { String::new() } else { describe(&args) };
-        let map = coerce::coerce(args, &entry.validator).map_err(|e| format!("`{}`: {}", entry.qualified, e.0))?;
-        let missing: Vec<&String> = entry.validator.required().iter().filter(|k| !map.contains_key(*k)).collect();
-        if !missing.is_empty() {
-            let names = missing.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
-            let plural = if missing.len() == 1 { "argument" } else { "arguments" };
-            return Err(format!("`{}` is missing required {plural} {names}; {passed}", entry.qualified));
-        }
-        let mut value = Value::Object(map);
-        entry.validator.apply_defaults(&mut value);
-        let violations = entry.validator.validate(&value);
-        if violations.is_empty() {
-            Ok(value)
-        } else {
-            let list = violations.iter().map(|v| format!("{}: {}", v.pointer, v.message)).collect::<Vec<_>>().join("; ");
-            Err(format!("`{}` got invalid arguments: {list}", entry.qualified))
-        }
+        Reached { capability: qualified, entry: Some(entry), decision: Some(decision), result, journal }
     }
 }

@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::gate::{BoxFuture, Gate, Mode};
+use crate::principal::Principal;
 use crate::receipt::Receipt;
+use crate::replay::Replay;
 
 /// Typed host extensions: a workspace root, an HTTP client, a database
 /// handle — whatever the host's capability impls need, looked up by type.
@@ -54,30 +56,47 @@ impl Default for Limits {
     }
 }
 
-/// One run: the gate, the host extensions, an optional client router,
-/// limits, and the receipts of every call made through it.
+/// One run: who calls, the gate, the host extensions, an optional client
+/// router, limits, and the receipts of every call made through it.
 pub struct Run {
+    principal: Principal,
     gate: Gate,
     extensions: Extensions,
     router: Option<Arc<dyn ClientRouter>>,
     limits: Limits,
+    replay: Option<Arc<Replay>>,
     calls: AtomicU32,
     receipts: Mutex<Vec<Receipt>>,
     approval_wait: Mutex<Duration>,
 }
 
 impl Run {
-    /// A run gated by `gate`, with no extensions, no router and default limits.
+    /// A run of the principal `local` gated by `gate`, with no extensions,
+    /// no router and default limits.
     pub fn new(gate: Gate) -> Run {
         Run {
+            principal: Principal::local(),
             gate,
             extensions: Extensions::default(),
             router: None,
             limits: Limits::default(),
+            replay: None,
             calls: AtomicU32::new(0),
             receipts: Mutex::new(Vec::new()),
             approval_wait: Mutex::new(Duration::ZERO),
         }
+    }
+
+    /// Who calls (DESIGN §13): `local` unless set here. Receipts, spans,
+    /// approval prompts and sealed states name it.
+    pub fn with_principal(mut self, principal: Principal) -> Run {
+        self.principal = principal;
+        self
+    }
+
+    /// Who calls.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
     }
 
     /// Add a typed extension.
@@ -96,6 +115,18 @@ impl Run {
     pub fn with_limits(mut self, limits: Limits) -> Run {
         self.limits = limits;
         self
+    }
+
+    /// Replay a resumed action's journal (DESIGN §10): the guest's calls
+    /// are answered from it, checked against it, and journaled into it.
+    pub fn with_replay(mut self, replay: Arc<Replay>) -> Run {
+        self.replay = Some(replay);
+        self
+    }
+
+    /// The replay this run's guest calls go through, if any.
+    pub fn replay(&self) -> Option<&Replay> {
+        self.replay.as_deref()
     }
 
     /// The run's gate.

@@ -24,6 +24,7 @@ pub(crate) fn call(run: &Run) -> Span {
         "gen_ai.tool.name" = Empty,
         "capspec.module" = Empty,
         "capspec.category" = Empty,
+        "enduser.id" = run.principal().id(),
         "capspec.mode" = run.mode().as_str(),
         "capspec.decision" = Empty,
         "capspec.status" = Empty,

@@ -242,4 +242,5 @@ async def main(binary, scratch):
     print(json.dumps(summary))
 
 
-asyncio.run(main(sys.argv[1], sys.argv[2]))
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2]))

@@ -75,15 +75,24 @@ enum Command {
         /// token or not, so a web page cannot reach the server through DNS rebinding.
         #[arg(long, value_name = "ORIGIN", requires = "http")]
         allowed_origin: Vec<String>,
-        /// A file holding the key (at least 32 bytes) that seals the `requestState` of a
-        /// 2026-07-28 approval round; instances serving one client behind a load balancer
-        /// share it. Without it, a random key per process.
+        /// A file holding the key that seals the `requestState` of a 2026-07-28
+        /// approval round: its bytes as they are, at least 32 (make one with
+        /// `head -c 32 /dev/urandom > FILE`); instances serving one client behind a load
+        /// balancer share it. Without it, a random key per process.
         #[arg(long, value_name = "FILE")]
         state_key_file: Option<PathBuf>,
         /// How long (in seconds) a 2026-07-28 approval round's `requestState` stays valid:
         /// the time a user has to answer.
         #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         state_ttl: u64,
+        /// On 2026-07-28 an `execute_code` action that asks is resumed by replay: at most
+        /// this many asks per action, then it ends with `limit_exceeded`.
+        #[arg(long, value_name = "N", default_value_t = capspec::mcp::MAX_ROUNDS, value_parser = clap::value_parser!(u32).range(1..))]
+        max_rounds: u32,
+        /// The most bytes a resumed action's `requestState` (its journal, results
+        /// included) may have; past it the action ends with `limit_exceeded`.
+        #[arg(long, value_name = "N", default_value_t = capspec::mcp::MAX_STATE_BYTES)]
+        max_state_bytes: usize,
         /// `code`: the `execute_code` tool plus capabilities marked `direct: true`;
         /// `tools`: one tool per non-deferred capability, named by its wire name.
         #[arg(long, value_parser = parse_surface, default_value = "code")]
@@ -225,7 +234,7 @@ fn main() -> ExitCode {
             print!("{}", mounted.catalog());
             ExitCode::SUCCESS
         }
-        Command::Serve { http, token_file, allowed_origin, state_key_file, state_ttl, surface, upstreams, session } => {
+        Command::Serve { http, token_file, allowed_origin, state_key_file, state_ttl, max_rounds, max_state_bytes, surface, upstreams, session } => {
             let key = match state_key_file.as_deref().map(capspec::mcp::StateKey::read_file).transpose() {
                 Ok(key) => key.unwrap_or_else(capspec::mcp::StateKey::random).with_ttl(std::time::Duration::from_secs(state_ttl)),
                 Err(e) => {
@@ -233,7 +242,8 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            serve(Mount { mounted, upstreams }, http.zip(token_file), allowed_origin, key, surface, &session)
+            let bounds = capspec::mcp::ReplayBounds { max_rounds, max_state_bytes };
+            serve(Mount { mounted, upstreams }, http.zip(token_file), allowed_origin, (key, bounds), surface, &session)
         }
     }
 }
@@ -252,7 +262,7 @@ fn serve(
     mount: Mount,
     http: Option<(std::net::SocketAddr, PathBuf)>,
     allowed_origins: Vec<String>,
-    state_key: capspec::mcp::StateKey,
+    (state_key, bounds): (capspec::mcp::StateKey, capspec::mcp::ReplayBounds),
     surface: capspec::mcp::Surface,
     options: &SessionArgs,
 ) -> ExitCode {
@@ -278,7 +288,7 @@ fn serve(
     let for_runs = mounted.clone();
     let host = capspec::mcp::McpHost::new(capspec::guest::Guest::new(mounted), surface, options.mode)
         .prepare_run(move |gate| Run::new(gate).with(workspace.clone()).with(memory.clone()).with(for_runs.clone()));
-    let host = host.with_state_key(state_key).with_unmounted(upstreams.iter().flat_map(|u| u.unmounted().to_vec()));
+    let host = host.with_state_key(state_key).with_replay_bounds(bounds).with_unmounted(upstreams.iter().flat_map(|u| u.unmounted().to_vec()));
     let listen = match http {
         None => capspec::mcp::Listen::Stdio,
         Some((addr, token_file)) => capspec::mcp::Listen::Http { addr, token_file, allowed_origins },
@@ -349,7 +359,7 @@ impl Approver for TerminalApprover {
         Box::pin(async move {
             let what = request.message.clone().unwrap_or_else(|| format!("call {}", request.capability));
             let mut stderr = std::io::stderr();
-            let _ = write!(stderr, "{what} — allow {} ({})? [y]es / [n]o / [a]lways this session: ", request.capability, request.category);
+            let _ = write!(stderr, "{what} — allow {} ({}) for `{}`? [y]es / [n]o / [a]lways this session: ", request.capability, request.category, request.principal);
             let _ = stderr.flush();
             let mut line = String::new();
             let _ = std::io::stdin().lock().read_line(&mut line);

@@ -259,7 +259,7 @@ fn cli_call_prints_the_result_and_the_receipt() {
     let ok = std::process::Command::new(bin).args(["call", "read_file", r#"{"path": "a.txt"}"#, "--workspace"]).arg(dir.path()).output().unwrap();
     assert_eq!(ok.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&ok.stdout), "{\"result\":{\"content\":\"hi\\n\",\"total_lines\":1,\"truncated\":false}}\n");
-    assert!(String::from_utf8_lossy(&ok.stderr).contains(r#"receipt: {"capability":"workspace.read_file","decision":"auto","status":"ok""#));
+    assert!(String::from_utf8_lossy(&ok.stderr).contains(r#"receipt: {"principal":"local","capability":"workspace.read_file","decision":"auto","status":"ok""#));
     // Not a terminal: an `ask` is denied with a named reason.
     let denied = std::process::Command::new(bin)
         .args(["call", "write_file", r#"{"path": "b.txt", "content": "x"}"#, "--workspace"])

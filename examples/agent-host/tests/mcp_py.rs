@@ -35,3 +35,34 @@ fn the_python_sdk_client_works_over_stdio_and_http_and_approves_through_input_re
     assert_eq!(summary["scale_out"]["refused"], refused, "{text}");
     eprintln!("scale-out: {}", summary["scale_out"]);
 }
+
+/// Code mode on 2026-07-28 (tests/py/code_mode_e2e.py): an action that asks
+/// is resumed by replay, with the client's default settings, over stdio,
+/// over HTTP and across two instances behind a round robin; every write
+/// happens once, and tampered states are refused by name.
+#[test]
+fn the_python_sdk_client_approves_an_actions_asks_and_each_write_happens_once() {
+    let python = repo_root().join("tests/py/.venv/bin/python");
+    let installed = Command::new(&python).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());
+    if !installed {
+        skip(Some("CAPSPEC_REQUIRE_PYTHON_TOOLS"), "Python's mcp client is not installed (python3 -m venv tests/py/.venv && tests/py/.venv/bin/pip install -r tests/py/requirements.txt); skipping the code-mode replay test");
+        return;
+    }
+    let scratch = TempDir::new("mcp-python-code");
+    let out = Command::new(&python).arg(repo_root().join("tests/py/code_mode_e2e.py")).arg(env!("CARGO_BIN_EXE_agent-host")).arg(scratch.path()).output().expect("python runs");
+    let text = capspec_testkit::text(&out);
+    assert!(out.status.success(), "the Python client failed:\n{text}");
+    let last = String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or_default().to_string();
+    let summary: serde_json::Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("no JSON summary ({e}):\n{text}"));
+    for transport in ["stdio", "http"] {
+        assert_eq!(summary[transport]["read_write_write_read"], 2, "two approvals: {text}");
+        assert_eq!(summary[transport]["approve_then_decline"], "permission_denied", "{text}");
+        assert_eq!(summary[transport]["changed_between_rounds"], serde_json::json!({"first": "original", "again": "changed"}), "{text}");
+        assert_eq!(summary[transport]["two_at_once"], 2, "two asks pending at once, asked one after the other: {text}");
+    }
+    assert_eq!(summary["refused"], serde_json::json!(["altered", "expired", "forged", "other_code", "other_principal"]), "{text}");
+    assert!(summary["bounds"]["rounds"].as_str().is_some_and(|m| m.contains("--max-rounds 1")), "{text}");
+    assert!(summary["bounds"]["state_bytes"].as_str().is_some_and(|m| m.contains("--max-state-bytes 4096")), "{text}");
+    assert_eq!(summary["scale_out"]["writes"], 60, "{text}");
+    eprintln!("scale-out: {}", summary["scale_out"]);
+}

@@ -36,12 +36,18 @@ pub(super) fn run<'scope, 'env>(guest: &'env Settings, scope: &'scope std::threa
         let s = state.borrow();
         GuestOutcome { result: None, error: Some(error), logs: s.logs.clone(), cpu_time: s.cpu }
     };
-    let engine = match start(guest, &state, source) {
+    let engine = match start(guest, &state, source, run.replay().map(|r| (r.clock_ms(), r.seed()))) {
         Ok(engine) => engine,
         Err(error) => return fail(error),
     };
     let (tx, rx) = mpsc::channel::<(usize, serde_json::Value)>();
     let mut outstanding = 0usize;
+    // A replayed action (DESIGN §10) resolves its calls in the order it
+    // issued them, so that what it does next never depends on which call
+    // happened to finish first.
+    let replay = run.replay();
+    let mut order = replay.map(|_| Order::default());
+    let diverged = |replay: Option<&crate::replay::Replay>| replay.and_then(|r| r.diverged()).map(|e| fail(GuestError::Diverged { message: e.message }));
     loop {
         // 1. Run every queued JavaScript job, timing it.
         let job_error = run_jobs(&engine.rt, &state);
@@ -57,9 +63,31 @@ pub(super) fn run<'scope, 'env>(guest: &'env Settings, scope: &'scope std::threa
         //    until it returns); calls started together each get a thread,
         //    so their host work overlaps.
         let mut calls: Vec<PendingCall> = std::mem::take(&mut state.borrow_mut().to_start);
+        if let (Some(replay), Some(order)) = (replay, order.as_mut()) {
+            if replay.is_suspended() {
+                // An ask suspended the action: nothing new starts (these
+                // calls are made again, at their positions, next round).
+                calls.clear();
+            }
+            // Calls made before (and the one that asked) are answered from
+            // the journal here, in the order issued, before anything new runs.
+            calls.sort_by_key(|c| c.id);
+            let (replayed, fresh): (Vec<PendingCall>, Vec<PendingCall>) = calls.into_iter().partition(|c| replay.is_replayed(position(c.id)));
+            for call in replayed {
+                order.started.insert(call.id);
+                let reply = invoke(&guest.mounted, run, call.name, call.args, Some(position(call.id)));
+                outstanding += 1;
+                tx.send((call.id, reply)).expect("the receiver is alive");
+                if let Some(failed) = diverged(Some(replay)) {
+                    return failed;
+                }
+            }
+            order.started.extend(fresh.iter().map(|c| c.id));
+            calls = fresh;
+        }
         if calls.len() == 1 && outstanding == 0 {
             let call = calls.pop().expect("one call");
-            let reply = invoke(&guest.mounted, run, call.name, call.args);
+            let reply = invoke(&guest.mounted, run, call.name, call.args, replay.map(|_| position(call.id)));
             outstanding += 1;
             tx.send((call.id, reply)).expect("the receiver is alive");
         }
@@ -70,11 +98,13 @@ pub(super) fn run<'scope, 'env>(guest: &'env Settings, scope: &'scope std::threa
             let action = tracing::Span::current();
             scope.spawn(move || {
                 let _entered = action.enter();
-                let _ = tx.send((call.id, invoke(mounted, run, call.name, call.args)));
+                let at = replay.map(|_| position(call.id));
+                let _ = tx.send((call.id, invoke(mounted, run, call.name, call.args, at)));
             });
         }
-        // 3. Done when the entry module has settled.
-        if let Some((mut outcome, thrown)) = settled(&engine.context, &state) {
+        // 3. Done when the entry module has settled (and, replayed, no call
+        //    waits on an ask: the round then ends on the ask).
+        if let Some((mut outcome, thrown)) = settled(&engine.context, &state).filter(|_| !replay.is_some_and(|r| r.is_suspended())) {
             if let Some(limit) = state.borrow().limit {
                 return fail(limit_error(limit, &guest.limits));
             }
@@ -88,12 +118,32 @@ pub(super) fn run<'scope, 'env>(guest: &'env Settings, scope: &'scope std::threa
             }
             return outcome;
         }
-        if outstanding == 0 {
-            return fail(GuestError::Threw { message: "the action is waiting on a promise that nothing will settle".into(), code: None });
-        }
-        // 4. Wait (not counted as CPU time) for a call to finish and resolve its promise.
-        let Ok((id, reply)) = rx.recv() else { break };
-        outstanding -= 1;
+        // 4. Resolve the next call's promise: a reply already here (in
+        //    issue order, replayed), else wait (not counted as CPU time)
+        //    for a call to finish.
+        let (id, reply) = match order.as_mut().and_then(Order::next_ready) {
+            Some(ready) => ready,
+            None if outstanding == 0 => {
+                if let Some((_, asked)) = replay.and_then(|r| r.suspended()) {
+                    return fail(GuestError::Suspended { capability: asked.capability });
+                }
+                return fail(GuestError::Threw { message: "the action is waiting on a promise that nothing will settle".into(), code: None });
+            }
+            None => {
+                let Ok((id, reply)) = rx.recv() else { break };
+                outstanding -= 1;
+                if let Some(failed) = diverged(replay) {
+                    return failed;
+                }
+                match (replay, order.as_mut()) {
+                    (Some(replay), Some(order)) => {
+                        order.arrived(id, reply, replay.is_waiting(position(id)));
+                        continue;
+                    }
+                    _ => (id, reply),
+                }
+            }
+        };
         if resolve_call(&engine.context, &state, id, reply).is_err() {
             if let Some(limit) = state.borrow().limit {
                 return fail(limit_error(limit, &guest.limits));
@@ -105,7 +155,7 @@ pub(super) fn run<'scope, 'env>(guest: &'env Settings, scope: &'scope std::threa
 
 /// Start QuickJS under the limits, install the globals and evaluate the
 /// entry module (which links the action and its imports).
-fn start(guest: &Settings, state: &Rc<RefCell<State>>, source: &str) -> Result<Engine, GuestError> {
+fn start(guest: &Settings, state: &Rc<RefCell<State>>, source: &str, determinism: Option<(f64, u64)>) -> Result<Engine, GuestError> {
     let cannot_start = |e: rquickjs::Error| GuestError::Load { message: format!("cannot start QuickJS: {e}") };
     // The metered allocator enforces the memory limit (and records reaching
     // it); QuickJS's own stack guard enforces the stack limit.
@@ -134,6 +184,9 @@ fn start(guest: &Settings, state: &Rc<RefCell<State>>, source: &str) -> Result<E
         let not_installed = |e: rquickjs::Error| EngineError::new(e.to_string(), false);
         ctx.store_userdata(Shared(state.clone())).map_err(|e| EngineError::new(e.to_string(), false))?;
         globals::install(guest, &ctx, state).map_err(not_installed)?;
+        if let Some((clock_ms, seed)) = determinism {
+            globals::determinism(&ctx, clock_ms, seed).map_err(not_installed)?;
+        }
         state.borrow_mut().linking = true;
         let started = Instant::now();
         state.borrow_mut().slice_start = Some(started);
@@ -224,11 +277,45 @@ fn resolve_call(context: &Context, state: &Rc<RefCell<State>>, id: usize, reply:
 }
 
 /// One call through the ladder, as the reply the bridge expects:
-/// `{result}` or `{error, message, capability}`.
-fn invoke(mounted: &Mounted, run: &Run, name: String, args: serde_json::Value) -> serde_json::Value {
-    match block_on(mounted.invoke_presented(run, &name, args)) {
+/// `{result}` or `{error, message, capability}`. `position`: where a
+/// replayed action's journal keeps it.
+fn invoke(mounted: &Mounted, run: &Run, name: String, args: serde_json::Value, position: Option<u32>) -> serde_json::Value {
+    match block_on(mounted.invoke_presented(run, &name, args, position)) {
         Ok(result) => serde_json::json!({ "result": result }),
         Err(e) => serde_json::to_value(e).expect("errors serialize"),
     }
 }
 
+
+/// A call's position in a replayed action's journal: the order the guest issued it.
+fn position(id: usize) -> u32 {
+    u32::try_from(id).unwrap_or(u32::MAX)
+}
+
+/// The calls of a replayed action, resolved in the order the guest issued them.
+#[derive(Default)]
+struct Order {
+    /// Started and not yet resolved.
+    started: std::collections::BTreeSet<usize>,
+    /// Finished, waiting for the calls issued before them.
+    ready: BTreeMap<usize, serde_json::Value>,
+}
+
+impl Order {
+    /// The reply of the earliest started call, once it is here.
+    fn next_ready(&mut self) -> Option<(usize, serde_json::Value)> {
+        let first = *self.started.first()?;
+        let reply = self.ready.remove(&first)?;
+        self.started.remove(&first);
+        Some((first, reply))
+    }
+
+    /// A call finished; one that waits on an ask is never resolved.
+    fn arrived(&mut self, id: usize, reply: serde_json::Value, waiting: bool) {
+        if waiting {
+            self.started.remove(&id);
+        } else {
+            self.ready.insert(id, reply);
+        }
+    }
+}

@@ -59,6 +59,40 @@ pub(super) fn install<'js>(guest: &Settings, ctx: &Ctx<'js>, state: &Rc<RefCell<
     Ok(())
 }
 
+/// A replayed action's clock and randomness come from its state (DESIGN
+/// §10): `Date` (`Date.now()`, `new Date()`, `Date()`) reads `clock_ms`, and
+/// `Math.random` is a seeded generator, so each run of the action from its
+/// start sees the same values and makes the same calls.
+pub(super) fn determinism(ctx: &Ctx<'_>, clock_ms: f64, seed: u64) -> rquickjs::Result<()> {
+    let install: Function = ctx.eval(DETERMINISM)?;
+    // Two 32-bit halves: JavaScript numbers hold 53 bits exactly.
+    install.call::<_, ()>((clock_ms, (seed >> 32) as u32, seed as u32))
+}
+
+/// `Date` reads a fixed clock; `Math.random` is sfc32 (a small, well-known
+/// non-cryptographic generator) from the seed.
+const DETERMINISM: &str = r#"(clock, hi, lo) => {
+  const RealDate = globalThis.Date;
+  const now = function now() { return clock; };
+  globalThis.Date = new Proxy(RealDate, {
+    construct(target, args, newTarget) { return Reflect.construct(target, args.length === 0 ? [clock] : args, newTarget); },
+    apply() { return new RealDate(clock).toString(); },
+    get(target, key, receiver) { return key === "now" ? now : Reflect.get(target, key, receiver); },
+  });
+  let a = hi >>> 0, b = lo >>> 0, c = (hi ^ 0x9e3779b9) >>> 0, d = 1;
+  const random = function random() {
+    const t = (((a + b) >>> 0) + d) >>> 0;
+    d = (d + 1) >>> 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) >>> 0;
+    c = ((c << 21) | (c >>> 11)) >>> 0;
+    c = (c + t) >>> 0;
+    return t / 4294967296;
+  };
+  for (let i = 0; i < 15; i++) random();
+  Math.random = random;
+}"#;
+
 /// `capabilities.search`, around the dispatcher (which it alone holds): the
 /// matches, or the refusal thrown as the bridge throws it.
 const SEARCH: &str = r#"(dispatch) => async function search(query, limit) {

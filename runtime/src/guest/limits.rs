@@ -68,6 +68,9 @@ pub(super) fn limit_error(limit: LimitKind, limits: &GuestLimits) -> GuestError 
         LimitKind::Stack => format!("the action recursed past the {}-byte stack", limits.stack_bytes),
         LimitKind::Calls => format!("the action made more than {} capability calls", limits.max_calls),
         LimitKind::Output => format!("the action's result and logs exceed {} bytes", limits.max_output_bytes),
+        // Bounds of a resumed action, which its MCP server words with its own values.
+        LimitKind::Rounds => "the action asked more times than its server allows".into(),
+        LimitKind::StateBytes => "the action's journal outgrew its server's requestState bound".into(),
     };
     GuestError::Limit { limit, message }
 }

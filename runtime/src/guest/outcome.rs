@@ -27,6 +27,19 @@ pub enum GuestError {
         /// What could not be loaded, and why.
         message: String,
     },
+    /// A resumed action made another call at a journaled position than it
+    /// made the first time (`replay_diverged`, DESIGN §10); nothing ran after it.
+    #[serde(rename = "replay_diverged")]
+    Diverged {
+        /// The position and both calls.
+        message: String,
+    },
+    /// A replayed action's call must ask, and the client answers in the next
+    /// round: the round ends here (the MCP server answers `input_required`).
+    Suspended {
+        /// The capability that asks.
+        capability: String,
+    },
 }
 
 impl std::fmt::Display for GuestError {
@@ -36,6 +49,8 @@ impl std::fmt::Display for GuestError {
             GuestError::Threw { message, code: None } => write!(f, "the action threw: {message}"),
             GuestError::Limit { limit, message } => write!(f, "limit `{}` reached: {message}", limit.as_str()),
             GuestError::Load { message } => write!(f, "the action could not be loaded: {message}"),
+            GuestError::Diverged { message } => write!(f, "replay_diverged: {message}"),
+            GuestError::Suspended { capability } => write!(f, "the action waits for the client to approve `{capability}`"),
         }
     }
 }
@@ -81,6 +96,10 @@ pub enum LimitKind {
     Calls,
     /// Result plus captured logs.
     Output,
+    /// Asks of one action resumed by replay (`--max-rounds`, DESIGN §10).
+    Rounds,
+    /// The sealed state of an action resumed by replay (`--max-state-bytes`).
+    StateBytes,
 }
 
 impl LimitKind {
@@ -92,6 +111,8 @@ impl LimitKind {
             LimitKind::Stack => "stack",
             LimitKind::Calls => "calls",
             LimitKind::Output => "output",
+            LimitKind::Rounds => "rounds",
+            LimitKind::StateBytes => "state_bytes",
         }
     }
 }

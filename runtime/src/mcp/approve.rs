@@ -37,7 +37,13 @@ struct Elicit {
 impl Approver for Elicit {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
         let what = request.message.clone().unwrap_or_else(|| format!("call `{}` with {}", request.capability, request.args));
-        let message = format!("Allow {what}? `{}` is a {} capability and the session is in {} mode.", request.capability, request.category, request.mode.as_str());
+        let message = format!(
+            "`{}` asks: allow {what}? `{}` is a {} capability and the session is in {} mode.",
+            request.principal,
+            request.capability,
+            request.category,
+            request.mode.as_str()
+        );
         let params: ElicitRequestParams = serde_json::from_value(json!({
             "mode": "form",
             "message": message,

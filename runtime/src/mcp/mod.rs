@@ -12,17 +12,24 @@
 //! `server.rs` holds both; `tools.rs` turns specs into MCP tools, results
 //! and the capabilities resource; `approve.rs` turns the gate's `ask` into
 //! an elicitation (2025-11-25 sessions); `mrtr.rs` into an `input_required`
-//! round with a sealed `requestState` (2026-07-28, stateless); `transport.rs`
+//! round with a sealed `requestState` (2026-07-28, stateless), and
+//! `resume.rs` an action's ask into one whose encrypted state carries the
+//! action's journal (resumed by replay); `state_key.rs` derives both keys;
+//! `transport.rs`
 //! serves stdio and HTTP (Origin/Host, bearer token, body limit, JSON-RPC
 //! shape).
 
 mod approve;
 mod mrtr;
+mod resume;
 mod server;
+mod state_key;
 mod tools;
 mod transport;
 
-pub use mrtr::{APPROVAL_INPUT, STATE_TTL, StateKey};
+pub use mrtr::APPROVAL_INPUT;
+pub use resume::{MAX_ROUNDS, MAX_STATE_BYTES, ReplayBounds};
+pub use state_key::{STATE_TTL, StateKey};
 pub use server::{McpHost, McpSession, PrepareRun, Surface};
 pub use tools::{CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE, META_ERROR};
 pub use transport::{HttpOptions, Listen, MCP_PATH, serve, serve_http, serve_stdio};

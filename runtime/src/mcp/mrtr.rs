@@ -10,69 +10,31 @@
 //! A retry whose state is forged or altered, expired, or sealed for another
 //! capability or other arguments is refused with a named reason.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
-use rmcp::model::{InputRequest, InputRequests, InputRequiredResult, InputResponses, RequestStateCodec, RequestStateError, SealOptions};
+use rmcp::model::{InputRequest, InputRequests, InputRequiredResult, InputResponses, RequestStateError, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::state_key::StateKey;
 use crate::gate::{Approval, ApprovalRequest, Approver, BoxFuture};
 
 /// The key of the approval in `inputRequests` / `inputResponses`.
 pub const APPROVAL_INPUT: &str = "io.capspec/approval";
-/// How long an `input_required` answer may take, unless the key says otherwise.
-pub const STATE_TTL: Duration = Duration::from_secs(600);
 /// Bound into every sealed state, so no other sealed value of the same key passes.
 const PURPOSE: &[u8] = b"capspec approval v1";
 
-/// The key that seals `requestState` (instances behind one load balancer
-/// share it: `--state-key-file`; otherwise random per process), and how
-/// long a sealed state stays valid ([`STATE_TTL`] unless set).
-#[derive(Clone)]
-pub struct StateKey(Arc<RequestStateCodec>, Duration);
-
-impl std::fmt::Debug for StateKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("StateKey(..)")
-    }
-}
-
-impl StateKey {
-    /// A key from these bytes (at least 32).
-    pub fn new(key: impl Into<Vec<u8>>) -> Result<StateKey, String> {
-        RequestStateCodec::try_new(key).map(|codec| StateKey(Arc::new(codec), STATE_TTL)).map_err(|e| e.to_string())
-    }
-
-    /// The key in `file` (`--state-key-file`): its bytes, surrounding
-    /// whitespace trimmed.
-    pub fn read_file(file: &std::path::Path) -> Result<StateKey, String> {
-        let bytes = std::fs::read(file).map_err(|e| format!("cannot read the state key file `{}`: {e}", file.display()))?;
-        StateKey::new(String::from_utf8_lossy(&bytes).trim().as_bytes().to_vec()).map_err(|e| format!("the state key file `{}`: {e}", file.display()))
-    }
-
-    /// States sealed with this key expire after `ttl` (at least a second).
-    pub fn with_ttl(self, ttl: Duration) -> StateKey {
-        StateKey(self.0, ttl.max(Duration::from_secs(1)))
-    }
-
-    /// A random key, for one process.
-    pub fn random() -> StateKey {
-        let mut key = [0u8; 32];
-        getrandom::fill(&mut key).expect("the system has a random source");
-        StateKey::new(key.to_vec()).expect("32 bytes is long enough")
-    }
-}
-
-/// What a sealed state says: this capability with these arguments.
+/// What a sealed state says: this principal may call this capability with these arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Sealed {
+    principal: String,
     capability: String,
     args: String,
 }
 
 fn sealed_for(request: &ApprovalRequest) -> Sealed {
-    Sealed { capability: request.capability.clone(), args: capspec_dialects::pin::digest(&request.args) }
+    Sealed { principal: request.principal.id().to_string(), capability: request.capability.clone(), args: capspec_dialects::pin::digest(&request.args) }
 }
 
 /// A retry's answer, once its state is verified.
@@ -86,7 +48,7 @@ pub(super) struct Answer {
 /// round, `Err` with why a state is refused.
 pub(super) fn verify(key: &StateKey, state: Option<&str>, responses: Option<&InputResponses>) -> Result<Option<Answer>, String> {
     let Some(state) = state else { return Ok(None) };
-    let sealed: Sealed = key.0.open_json_with(state, PURPOSE).map_err(|e| match e {
+    let sealed: Sealed = key.approval().open_json_with(state, PURPOSE).map_err(|e| match e {
         RequestStateError::Expired => "the approval's requestState has expired; call again to be asked again".to_string(),
         _ => "the requestState is forged or altered (it does not verify with this server's key); call again to be asked again".to_string(),
     })?;
@@ -124,6 +86,10 @@ impl Approver for Mrtr {
                     Approval::Deny(format!("the user declined `{}` in the client", request.capability))
                 }
             }
+            Some(answer) if answer.sealed.principal != request.principal.id() => Approval::Deny(format!(
+                "the requestState was issued to `{}`, not to `{}`; call again to be asked",
+                answer.sealed.principal, request.principal
+            )),
             Some(answer) if answer.sealed.capability != request.capability => {
                 Approval::Deny(format!("the requestState approves `{}`, not `{}`; call again to be asked", answer.sealed.capability, request.capability))
             }
@@ -141,27 +107,41 @@ impl Approver for Mrtr {
 /// The `input_required` result that asks the client to approve `request`.
 pub(super) fn input_required(key: &StateKey, request: &ApprovalRequest) -> InputRequiredResult {
     let what = request.message.clone().unwrap_or_else(|| format!("call `{}` with {}", request.capability, request.args));
-    let message = format!("Allow {what}? `{}` is a {} capability and the server is in {} mode. This approves this one call.", request.capability, request.category, request.mode.as_str());
+    let message = format!(
+        "`{}` asks: allow {what}? `{}` is a {} capability and the server is in {} mode. This approves this one call.",
+        request.principal,
+        request.capability,
+        request.category,
+        request.mode.as_str()
+    );
     let elicitation: InputRequest = serde_json::from_value(json!({
         "method": "elicitation/create",
         "params": { "mode": "form", "message": message, "requestedSchema": { "type": "object", "properties": {} } },
     }))
     .expect("the approval form is a valid elicitation");
-    InputRequiredResult::new(Some(InputRequests::from_iter([(APPROVAL_INPUT.to_string(), elicitation)])), Some(seal(key, request, key.1)))
+    InputRequiredResult::new(Some(InputRequests::from_iter([(APPROVAL_INPUT.to_string(), elicitation)])), Some(seal(key, request, key.ttl())))
 }
 
 /// The `requestState` approving `request`, valid for `ttl`.
 fn seal(key: &StateKey, request: &ApprovalRequest, ttl: Duration) -> String {
-    key.0.seal_json_with(&sealed_for(request), &SealOptions::new().associated_data(PURPOSE).ttl(ttl)).expect("the sealed state serializes")
+    key.approval().seal_json_with(&sealed_for(request), &SealOptions::new().associated_data(PURPOSE).ttl(ttl)).expect("the sealed state serializes")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::STATE_TTL;
     use crate::spec::Category;
 
     fn request(args: Value) -> ApprovalRequest {
-        ApprovalRequest { capability: "notes.create_note".into(), category: Category::Write, mode: crate::Mode::Default, message: None, args }
+        ApprovalRequest {
+            principal: crate::Principal::local(),
+            capability: "notes.create_note".into(),
+            category: Category::Write,
+            mode: crate::Mode::Default,
+            message: None,
+            args,
+        }
     }
 
     fn accepted() -> InputResponses {
@@ -185,5 +165,18 @@ mod tests {
         assert!(verify(&key, Some(&state), None).unwrap_err().contains("no `io.capspec/approval` input response"));
         assert!(verify(&key, None, None).unwrap().is_none(), "a first round carries no state");
         assert!(StateKey::new(b"short".to_vec()).is_err(), "a key needs 32 bytes");
+        // A state issued to one principal approves nothing for another.
+        let mut alice = request(json!({"title": "t"}));
+        alice.principal = crate::Principal::new("alice");
+        let state = seal(&key, &alice, STATE_TTL);
+        let answer = verify(&key, Some(&state), Some(&accepted())).unwrap();
+        let mrtr = Mrtr::new(answer, true);
+        let mut bob = alice.clone();
+        bob.principal = crate::Principal::new("bob");
+        match crate::testing::block_on(mrtr.approve(&bob)) {
+            Approval::Deny(reason) => assert!(reason.contains("issued to `alice`, not to `bob`"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(crate::testing::block_on(mrtr.approve(&alice)), Approval::AllowOnce);
     }
 }

@@ -20,7 +20,10 @@ use crate::run::Run;
 use crate::spec::Spec;
 
 use super::approve;
-use super::mrtr::{self, StateKey};
+use super::mrtr;
+use super::resume::{self, ReplayBounds};
+use super::state_key::StateKey;
+use crate::principal::Principal;
 use super::tools::{self, CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE};
 
 /// Which tools a session lists (DESIGN §10).
@@ -55,6 +58,8 @@ pub struct McpHost {
     inner: Arc<Shared>,
     /// Seals the `requestState` of a 2026-07-28 ask.
     state_key: StateKey,
+    /// Bounds of an action resumed by replay (2026-07-28).
+    bounds: ReplayBounds,
     /// The capabilities resource: the mount's capabilities.json, and the
     /// modules left out with why ([`McpHost::with_unmounted`]).
     capabilities: Arc<str>,
@@ -87,7 +92,7 @@ impl McpHost {
     pub fn new(guest: Guest, surface: Surface, mode: Mode) -> McpHost {
         let inner = McpHost::build(guest, surface, mode, Arc::new(Run::new));
         let capabilities = Arc::from(inner.capabilities_json.as_str());
-        McpHost { inner, state_key: StateKey::random(), capabilities }
+        McpHost { inner, state_key: StateKey::random(), bounds: ReplayBounds::default(), capabilities }
     }
 
     /// Build each call's run with `prepare` (add the host's extensions).
@@ -101,6 +106,12 @@ impl McpHost {
     /// this, a random key per process.
     pub fn with_state_key(self, key: StateKey) -> McpHost {
         McpHost { state_key: key, ..self }
+    }
+
+    /// Bound the actions resumed by replay on 2026-07-28 (`--max-rounds`,
+    /// `--max-state-bytes`).
+    pub fn with_replay_bounds(self, bounds: ReplayBounds) -> McpHost {
+        McpHost { bounds, ..self }
     }
 
     /// Say in the capabilities resource which modules are not mounted and
@@ -174,7 +185,7 @@ impl McpSession {
             Some(approver) => (approver, SessionAllow::new()),
             None => (approve::approver(&context.peer), self.allow.clone()),
         };
-        (self.host.inner.prepare)(Gate::new(self.host.inner.mode, approver, allow))
+        (self.host.inner.prepare)(Gate::new(self.host.inner.mode, approver, allow)).with_principal(principal_of(context))
     }
 
     /// One `tools/call`, in its `mcp.request` span (the parent of its calls' spans).
@@ -186,29 +197,13 @@ impl McpSession {
         let shared = &self.host.inner;
         match shared.callable.get(name) {
             Some(Callable::ExecuteCode) => {
-                // An action cannot be resumed after an input_required round
-                // (re-running it would repeat its calls): on 2026-07-28 its
-                // asks are denied with the reason.
-                let stateless = stateless.map(|_| -> Arc<dyn Approver> {
-                    Arc::new(crate::gate::HeadlessApprover::new("this MCP request (on protocol 2026-07-28 an action's asks cannot be answered; call the capability's own tool, whose ask the client can answer)"))
-                });
+                let Some(code) = action_code(&arguments) else { return code_refused() };
                 let run = self.run(context, stateless);
-                let code = match arguments.get("code") {
-                    Some(Value::String(code)) => code.clone(),
-                    _ => return tools::refused(ErrorCode::InvalidArguments, EXECUTE_CODE, "`execute_code` takes {\"code\": string}: an ES module whose default export is the action"),
+                let (outcome, run) = match self.run_action(run, code).await {
+                    Ok(done) => done,
+                    Err(refused) => return refused,
                 };
-                let guest = shared.guest.clone();
-                let request = tracing::Span::current();
-                let done = tokio::task::spawn_blocking(move || {
-                    let _entered = request.enter();
-                    let outcome = guest.run(&run, &code);
-                    (outcome, run)
-                })
-                .await;
-                match done {
-                    Ok((outcome, run)) => tools::action_result(&outcome, &run),
-                    Err(e) => tools::refused(ErrorCode::Failed, EXECUTE_CODE, &format!("the action's thread ended abnormally: {e}")),
-                }
+                tools::action_result(&outcome, &run)
             }
             Some(Callable::Capability { qualified, output }) => {
                 // Blocks an upstream server returns beside the value pass through.
@@ -223,6 +218,72 @@ impl McpSession {
             }
         }
     }
+}
+
+impl McpSession {
+    /// Run an action on the engine's own thread, inside the request's span.
+    async fn run_action(&self, run: Run, code: String) -> Result<(crate::guest::GuestOutcome, Run), rmcp::model::CallToolResult> {
+        let guest = self.host.inner.guest.clone();
+        let request = tracing::Span::current();
+        tokio::task::spawn_blocking(move || {
+            let _entered = request.enter();
+            let outcome = guest.run(&run, &code);
+            (outcome, run)
+        })
+        .await
+        .map_err(|e| tools::refused(ErrorCode::Failed, EXECUTE_CODE, &format!("the action's thread ended abnormally: {e}")))
+    }
+
+    /// `execute_code` on 2026-07-28: one round of an action resumed by
+    /// replay (DESIGN §10). It runs from the start, its earlier calls
+    /// answered from the state's journal, until it ends or a call asks.
+    async fn action_round(
+        &self,
+        arguments: &Value,
+        request_state: Option<&str>,
+        responses: Option<&rmcp::model::InputResponses>,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let Some(code) = action_code(arguments) else { return code_refused().into() };
+        let key = &self.host.state_key;
+        let can_ask = can_ask(context);
+        let round = match resume::begin(key, &code, &principal_of(context), request_state, responses, can_ask) {
+            Ok(round) => round,
+            Err(reason) => return tools::refused(ErrorCode::PermissionDenied, EXECUTE_CODE, &reason).into(),
+        };
+        // Asks go to the replay, never to this approver.
+        let nobody: Arc<dyn Approver> = Arc::new(crate::gate::HeadlessApprover::new("this MCP request"));
+        let run = self.run(context, Some(nobody)).with_replay(round.replay.clone());
+        let (outcome, run) = match self.run_action(run, code).await {
+            Ok(done) => done,
+            Err(refused) => return refused.into(),
+        };
+        match resume::end(key, self.host.bounds, round) {
+            resume::Ending::Final => tools::action_result(&outcome, &run).into(),
+            resume::Ending::Ask(input_required) => input_required.into(),
+            resume::Ending::Limit(error) => tools::action_result(&crate::guest::GuestOutcome { result: None, error: Some(error), ..outcome }, &run).into(),
+        }
+    }
+}
+
+/// The principal of a request: what the HTTP transport admitted it as
+/// (DESIGN §13), else `local` (stdio).
+fn principal_of(context: &RequestContext<RoleServer>) -> Principal {
+    context.extensions.get::<http::request::Parts>().and_then(|parts| parts.extensions.get::<Principal>()).cloned().unwrap_or_default()
+}
+
+/// The client declared form elicitation on this (2026-07-28) request.
+fn can_ask(context: &RequestContext<RoleServer>) -> bool {
+    context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+/// `execute_code`'s one argument.
+fn action_code(arguments: &Value) -> Option<String> {
+    arguments.get("code").and_then(Value::as_str).map(str::to_string)
+}
+
+fn code_refused() -> rmcp::model::CallToolResult {
+    tools::refused(ErrorCode::InvalidArguments, EXECUTE_CODE, "`execute_code` takes {\"code\": string}: an ES module whose default export is the action")
 }
 
 fn surface_name(surface: Surface) -> &'static str {
@@ -255,14 +316,17 @@ impl ServerHandler for McpSession {
         if context.protocol_version().is_none_or(|v| v.has_initialize()) {
             return Ok(self.call(&request.name, arguments, &context, None).await.into());
         }
-        // 2026-07-28: stateless; an ask is an input_required round.
+        // 2026-07-28: stateless; an ask is an input_required round, and an
+        // action that asks is resumed by replay.
+        if matches!(self.host.inner.callable.get(request.name.as_ref()), Some(Callable::ExecuteCode)) {
+            return Ok(tracing::Instrument::instrument(self.action_round(&arguments, request.request_state.as_deref(), request.input_responses.as_ref(), &context), crate::trace::mcp_tools_call(EXECUTE_CODE)).await);
+        }
         let key = &self.host.state_key;
         let answer = match mrtr::verify(key, request.request_state.as_deref(), request.input_responses.as_ref()) {
             Ok(answer) => answer,
             Err(reason) => return Ok(tools::refused(ErrorCode::PermissionDenied, &request.name, &reason).into()),
         };
-        let can_ask = context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.form.is_some() || e.url.is_none());
-        let approver = Arc::new(mrtr::Mrtr::new(answer, can_ask));
+        let approver = Arc::new(mrtr::Mrtr::new(answer, can_ask(&context)));
         let result = self.call(&request.name, arguments, &context, Some(approver.clone())).await;
         let asked = approver.asked.lock().unwrap_or_else(|e| e.into_inner()).take();
         Ok(match asked {

@@ -205,7 +205,9 @@ where
         response.headers_mut().insert(http::header::WWW_AUTHENTICATE, http::HeaderValue::from_static("Bearer"));
         return response;
     }
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    // Who calls (DESIGN §13): the holder of the shared token.
+    parts.extensions.insert(crate::principal::Principal::token());
     let bytes = match read_body(body, max_body).await {
         Ok(bytes) => bytes,
         Err(BodyProblem::TooLarge) => {

@@ -1,0 +1,202 @@
+//! An `execute_code` action that asks, on 2026-07-28: resumed by replay
+//! (DESIGN §10). The revision is stateless — the client's answer comes back
+//! as a new request, perhaps to another instance — so the action runs until
+//! a call must ask, and the round ends with `input_required`: that call's
+//! elicitation and a `requestState` sealed with the state key's action key
+//! (XChaCha20-Poly1305: it carries results). The state holds the digest of
+//! the action's code, the principal, the guest's clock and random seed, the
+//! number of rounds so far, an expiry, and the journal ([`Journal`]). The
+//! retry runs the action again from the start through a
+//! [`Replay`](crate::replay::Replay) of that journal.
+//!
+//! A state that does not open (forged, altered, another key), has expired,
+//! or was issued for other code or another principal is refused by name.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rmcp::model::{InputRequest, InputRequests, InputRequiredResult, InputResponses};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::mrtr::APPROVAL_INPUT;
+use super::state_key::StateKey;
+use crate::gate::ApprovalRequest;
+use crate::guest::{GuestError, LimitKind};
+use crate::principal::Principal;
+use crate::replay::{Answer, AskedCall, Journal, Replay, args_digest};
+
+/// Asks one action may make (`--max-rounds`) unless bounded otherwise.
+pub const MAX_ROUNDS: u32 = 32;
+/// Bytes a sealed action state may have (`--max-state-bytes`) unless bounded otherwise.
+pub const MAX_STATE_BYTES: usize = 256 * 1024;
+
+/// Bounds of an action resumed by replay; past either it ends with
+/// `limit_exceeded` naming the bound, never with a truncated journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayBounds {
+    /// Most asks (so rounds after the first) one action may make.
+    pub max_rounds: u32,
+    /// Most bytes of one sealed `requestState`.
+    pub max_state_bytes: usize,
+}
+
+impl Default for ReplayBounds {
+    fn default() -> ReplayBounds {
+        ReplayBounds { max_rounds: MAX_ROUNDS, max_state_bytes: MAX_STATE_BYTES }
+    }
+}
+
+/// Bound into every sealed action state, beside the key's own purpose.
+const PURPOSE: &[u8] = b"capspec action state v1";
+/// The answer the action's form asks for: how long the approval lasts.
+const SCOPE: &str = "scope";
+const ONCE: &str = "once";
+const ACTION: &str = "action";
+
+/// What a sealed action state says.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ActionState {
+    /// The digest of the action's code.
+    code: String,
+    /// The principal the state was issued to.
+    sub: String,
+    /// The guest's clock (ms since the epoch) and random seed.
+    clock: f64,
+    seed: u64,
+    /// Asks so far.
+    rounds: u32,
+    /// Expiry, seconds since the epoch.
+    exp: u64,
+    /// What the action did so far, and the call it asked about.
+    j: Journal,
+}
+
+/// One round of an action: the replay its run goes through, and what the
+/// next round's state carries over.
+pub(super) struct Round {
+    pub(super) replay: Arc<Replay>,
+    state: ActionState,
+}
+
+fn now() -> Duration {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default()
+}
+
+/// Start a round: the first (no `requestState`), or a retry whose state is
+/// checked and whose answer is read. `Err` says why a state is refused.
+pub(super) fn begin(
+    key: &StateKey,
+    code: &str,
+    principal: &Principal,
+    request_state: Option<&str>,
+    responses: Option<&InputResponses>,
+    can_ask: bool,
+) -> Result<Round, String> {
+    let digest = args_digest(&Value::String(code.to_string()));
+    let Some(sealed) = request_state else {
+        let mut seed = [0u8; 8];
+        getrandom::fill(&mut seed).expect("the system has a random source");
+        let state = ActionState {
+            code: digest,
+            sub: principal.id().to_string(),
+            clock: now().as_millis() as f64,
+            seed: u64::from_le_bytes(seed),
+            rounds: 0,
+            exp: 0,
+            j: Journal::default(),
+        };
+        let replay = Replay::new(Journal::default(), None, state.clock, state.seed, can_ask);
+        return Ok(Round { replay: Arc::new(replay), state });
+    };
+    let state: ActionState = key
+        .open_action(sealed, PURPOSE)
+        .and_then(|plain| serde_json::from_slice(&plain).ok())
+        .ok_or("the requestState is forged or altered (it does not open with this server's key); run the action again to be asked again")?;
+    if state.exp < now().as_secs() {
+        return Err("the action's requestState has expired; run the action again to be asked again".into());
+    }
+    if state.code != digest {
+        return Err("the requestState was issued for another action (its code differs from this call's); run the action again to be asked again".into());
+    }
+    if state.sub != principal.id() {
+        return Err(format!("the requestState was issued to `{}`, not to `{principal}`; run the action again to be asked", state.sub));
+    }
+    let response = responses.and_then(|r| r.get(APPROVAL_INPUT)).ok_or_else(|| format!("the retry carries no `{APPROVAL_INPUT}` input response"))?;
+    let answer = match response.get("action").and_then(Value::as_str) {
+        Some("accept") => Answer::Accept { for_action: response.pointer(&format!("/content/{SCOPE}")).and_then(Value::as_str) == Some(ACTION) },
+        _ => Answer::Decline,
+    };
+    let replay = Replay::new(state.j.clone(), Some(answer), state.clock, state.seed, can_ask);
+    Ok(Round { replay: Arc::new(replay), state })
+}
+
+/// How a round ended.
+pub(super) enum Ending {
+    /// The action ended (with a value, an error, a limit or a divergence).
+    Final,
+    /// A call asks: the client answers and retries with the state.
+    Ask(InputRequiredResult),
+    /// A bound of the replay ended the action.
+    Limit(GuestError),
+}
+
+/// End a round: ask when a call of it waits on an approval, within the bounds.
+pub(super) fn end(key: &StateKey, bounds: ReplayBounds, round: Round) -> Ending {
+    let replay = &round.replay;
+    if replay.diverged().is_some() {
+        return Ending::Final;
+    }
+    let Some((position, request)) = replay.suspended() else { return Ending::Final };
+    let rounds = round.state.rounds + 1;
+    if rounds > bounds.max_rounds {
+        let message = format!("the action asked for approval more often than --max-rounds {} allows", bounds.max_rounds);
+        return Ending::Limit(GuestError::Limit { limit: LimitKind::Rounds, message });
+    }
+    let mut journal = replay.journal();
+    journal.asked = Some(AskedCall { position, capability: request.capability.clone(), args: args_digest(&request.args) });
+    let state = ActionState { rounds, exp: (now() + key.ttl()).as_secs(), j: journal, ..round.state };
+    let plain = serde_json::to_vec(&state).expect("the action state serializes");
+    let sealed = key.seal_action(&plain, PURPOSE);
+    if sealed.len() > bounds.max_state_bytes {
+        let message = format!(
+            "the action's requestState would be {} bytes, more than --max-state-bytes {}: it carries every result the action has read, and is never truncated (read less per action, or raise the bound)",
+            sealed.len(),
+            bounds.max_state_bytes
+        );
+        return Ending::Limit(GuestError::Limit { limit: LimitKind::StateBytes, message });
+    }
+    Ending::Ask(InputRequiredResult::new(Some(InputRequests::from_iter([(APPROVAL_INPUT.to_string(), elicitation(&request))])), Some(sealed)))
+}
+
+/// The form that asks the client to approve an action's call.
+fn elicitation(request: &ApprovalRequest) -> InputRequest {
+    let what = request.message.clone().unwrap_or_else(|| format!("call `{}` with {}", request.capability, request.args));
+    let message = format!(
+        "`{}` asks: the action wants to {what}. Allow? `{}` is a {} capability and the server is in {} mode.",
+        request.principal,
+        request.capability,
+        request.category,
+        request.mode.as_str()
+    );
+    serde_json::from_value(json!({
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    SCOPE: {
+                        "type": "string",
+                        "title": "Allow",
+                        "enum": [ONCE, ACTION],
+                        "description": format!("`{ONCE}`: this call only; `{ACTION}`: every call to `{}` for the rest of this action.", request.capability),
+                        "default": ONCE,
+                    }
+                },
+            },
+        },
+    }))
+    .expect("the approval form is a valid elicitation")
+}

@@ -1,0 +1,157 @@
+//! The key behind every `requestState` a 2026-07-28 server seals: one
+//! secret (`--state-key-file`, shared by the instances behind one load
+//! balancer; else random per process), from which HKDF-SHA-256 derives a
+//! key per purpose, so no state sealed for one purpose opens for another:
+//!
+//! - an approval of one tool call: HMAC-SHA-256 (rmcp's `RequestStateCodec`);
+//! - a suspended action's journal: XChaCha20-Poly1305, encrypted because it
+//!   carries the results of the action's calls.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use chacha20poly1305::aead::{Aead, KeyInit, Payload};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use rmcp::model::RequestStateCodec;
+
+/// How long an `input_required` answer may take, unless the key says otherwise.
+pub const STATE_TTL: Duration = Duration::from_secs(600);
+
+/// HKDF's salt: names the scheme, so the same secret used elsewhere derives other keys.
+const SALT: &[u8] = b"capspec requestState key v1";
+/// The purposes keys are derived for.
+const APPROVAL_KEY: &[u8] = b"capspec approval state: HMAC-SHA-256";
+const ACTION_KEY: &[u8] = b"capspec action state: XChaCha20-Poly1305";
+/// A sealed action state starts with this, then URL-safe base64 of nonce ‖ ciphertext.
+const ACTION_PREFIX: &str = "cs1.";
+const NONCE_BYTES: usize = 24;
+
+/// The key that seals `requestState`, and how long a sealed state stays
+/// valid ([`STATE_TTL`] unless set).
+#[derive(Clone)]
+pub struct StateKey {
+    approval: Arc<RequestStateCodec>,
+    action: Arc<XChaCha20Poly1305>,
+    ttl: Duration,
+}
+
+impl std::fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StateKey(..)")
+    }
+}
+
+impl StateKey {
+    /// The fewest bytes a key may have.
+    pub const MIN_BYTES: usize = 32;
+
+    /// A key from these bytes (at least [`StateKey::MIN_BYTES`]): every
+    /// byte counts, whatever its value.
+    pub fn new(secret: impl AsRef<[u8]>) -> Result<StateKey, String> {
+        let secret = secret.as_ref();
+        if secret.len() < StateKey::MIN_BYTES {
+            return Err(format!("a state key needs at least {} bytes, this one has {}", StateKey::MIN_BYTES, secret.len()));
+        }
+        let hkdf = hkdf::Hkdf::<sha2::Sha256>::new(Some(SALT), secret);
+        let derive = |purpose: &[u8]| {
+            let mut key = [0u8; 32];
+            hkdf.expand(purpose, &mut key).expect("32 bytes is a valid HKDF-SHA-256 output length");
+            key
+        };
+        let approval = RequestStateCodec::try_new(derive(APPROVAL_KEY).to_vec()).map_err(|e| e.to_string())?;
+        let action = XChaCha20Poly1305::new_from_slice(&derive(ACTION_KEY)).expect("the derived key has the cipher's length");
+        Ok(StateKey { approval: Arc::new(approval), action: Arc::new(action), ttl: STATE_TTL })
+    }
+
+    /// The key in `file` (`--state-key-file`): exactly the bytes it holds,
+    /// at least 32 (a trailing newline is one of them). Make one with
+    /// `head -c 32 /dev/urandom > FILE`.
+    pub fn read_file(file: &std::path::Path) -> Result<StateKey, String> {
+        let bytes = std::fs::read(file).map_err(|e| format!("cannot read the state key file `{}`: {e}", file.display()))?;
+        StateKey::new(bytes).map_err(|e| format!("the state key file `{}`: {e}", file.display()))
+    }
+
+    /// States sealed with this key expire after `ttl` (at least a second).
+    pub fn with_ttl(self, ttl: Duration) -> StateKey {
+        StateKey { ttl: ttl.max(Duration::from_secs(1)), ..self }
+    }
+
+    /// A random key, for one process.
+    pub fn random() -> StateKey {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).expect("the system has a random source");
+        StateKey::new(key).expect("32 bytes is long enough")
+    }
+
+    /// How long a sealed state stays valid.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// The codec of approval states.
+    pub(super) fn approval(&self) -> &RequestStateCodec {
+        &self.approval
+    }
+
+    /// Encrypt and authenticate `plaintext`, bound to `purpose`.
+    pub(super) fn seal_action(&self, plaintext: &[u8], purpose: &[u8]) -> String {
+        let mut nonce = [0u8; NONCE_BYTES];
+        getrandom::fill(&mut nonce).expect("the system has a random source");
+        let sealed = self.action.encrypt(&XNonce::from(nonce), Payload { msg: plaintext, aad: purpose }).expect("encryption of a bounded message does not fail");
+        let mut bytes = nonce.to_vec();
+        bytes.extend_from_slice(&sealed);
+        format!("{ACTION_PREFIX}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    }
+
+    /// The plaintext of a state [`StateKey::seal_action`] sealed for
+    /// `purpose` with this key; `None` when it is not one (forged, altered,
+    /// another key or purpose).
+    pub(super) fn open_action(&self, state: &str, purpose: &[u8]) -> Option<Vec<u8>> {
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(state.strip_prefix(ACTION_PREFIX)?).ok()?;
+        if bytes.len() < NONCE_BYTES {
+            return None;
+        }
+        let (nonce, sealed) = bytes.split_at(NONCE_BYTES);
+        let nonce: [u8; NONCE_BYTES] = nonce.try_into().ok()?;
+        self.action.decrypt(&XNonce::from(nonce), Payload { msg: sealed, aad: purpose }).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_byte_of_the_key_counts() {
+        // Two keys that differ only in bytes that are not valid UTF-8 (a
+        // lossy text reading would make both U+FFFD) seal differently.
+        let a: Vec<u8> = (0..32).map(|i| 0x80 + i).collect();
+        let mut b = a.clone();
+        b[5] = 0xfe;
+        let (a, b) = (StateKey::new(&a).unwrap(), StateKey::new(&b).unwrap());
+        let sealed = a.seal_action(b"journal", b"p");
+        assert_eq!(a.open_action(&sealed, b"p").as_deref(), Some(&b"journal"[..]));
+        assert_eq!(b.open_action(&sealed, b"p"), None, "another key does not open it");
+        assert_eq!(a.open_action(&sealed, b"q"), None, "another purpose does not open it");
+        // Whitespace is part of the key, not trimmed away.
+        let spaced = StateKey::new([b"k".repeat(32), b"\n".to_vec()].concat()).unwrap();
+        let plain = StateKey::new(b"k".repeat(32)).unwrap();
+        assert_eq!(plain.open_action(&spaced.seal_action(b"x", b"p"), b"p"), None);
+        assert!(StateKey::new(b"short").unwrap_err().contains("at least 32 bytes"));
+    }
+
+    #[test]
+    fn altered_states_do_not_open() {
+        let key = StateKey::random();
+        let sealed = key.seal_action(b"{\"j\":{}}", b"p");
+        assert!(sealed.starts_with(ACTION_PREFIX));
+        let mut altered = sealed.clone().into_bytes();
+        let last = altered.len() - 3;
+        altered[last] = if altered[last] == b'A' { b'B' } else { b'A' };
+        assert_eq!(key.open_action(std::str::from_utf8(&altered).unwrap(), b"p"), None);
+        assert_eq!(key.open_action("cs1.!!!", b"p"), None);
+        assert_eq!(key.open_action("rs2.AAAA", b"p"), None);
+        assert_ne!(key.seal_action(b"same", b"p"), key.seal_action(b"same", b"p"), "a fresh nonce each time");
+    }
+}
