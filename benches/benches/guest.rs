@@ -2,7 +2,8 @@
 //!
 //! `start` runs an action that makes no call; `calls_N` runs an action that
 //! makes N sequential calls of a read capability. The cost of one call is
-//! (calls_101 − calls_1) / 100, reported in BENCHMARKS.md.
+//! (calls_101 − calls_1) / 100, reported in BENCHMARKS.md. `replay_*`: one
+//! resumed round of an action against the same action run once in `auto`.
 
 use capspec::guest::Guest;
 
@@ -37,5 +38,49 @@ fn calls(bencher: divan::Bencher, n: usize) {
         let outcome = guest.run(&run, &source);
         assert!(outcome.error.is_none());
         outcome
+    });
+}
+
+/// Ten reads, then a write (DESIGN §10's replay goal): the same action as
+/// `tests/tests/replay.rs` measures the state of.
+const TEN_READS_THEN_A_WRITE: &str = r#"import { peek, poke } from "@capspec/host/canary";
+export default async () => {
+  const seen = [];
+  for (let i = 0; i < 10; i++) seen.push(await peek({ note_id: "note-" + i }));
+  return [seen.length, (await poke({ title: seen.join(",") })).saved.length];
+};"#;
+
+/// The action run once in `auto` mode: every call runs, nothing asks.
+#[divan::bench]
+fn replay_baseline_auto(bencher: divan::Bencher) {
+    let guest = Guest::new(registry().mount_all());
+    bencher.bench_local(|| {
+        let run = Run::new(Gate::headless(Mode::Auto, "bench"));
+        let outcome = guest.run(&run, TEN_READS_THEN_A_WRITE);
+        assert!(outcome.error.is_none());
+        outcome
+    });
+}
+
+/// The server's side of one resumed round of the same action in `default`
+/// mode: open and check the sealed state, run the action from the start
+/// with its ten reads answered from the journal, run the approved write,
+/// and end the round.
+#[divan::bench]
+fn replay_resumed_round(bencher: divan::Bencher) {
+    use capspec::mcp::resume::{InputResponses, Request, round};
+    use capspec::mcp::{APPROVAL_INPUT, ReplayBounds, StateKey};
+    let guest = Guest::new(registry().mount_all());
+    let key = StateKey::random();
+    let default = || Run::new(Gate::headless(Mode::Default, "bench"));
+    let first = Request { code: TEN_READS_THEN_A_WRITE, state: None, responses: None, can_ask: true };
+    let (_, _, asked) = round(&guest, default(), &key, ReplayBounds::default(), first).expect("a first round");
+    let state = asked.and_then(|a| a.request_state).expect("the write asks");
+    let accept: InputResponses = serde_json::from_value(serde_json::json!({ APPROVAL_INPUT: {"action": "accept", "content": {}} })).unwrap();
+    bencher.bench_local(|| {
+        let retry = Request { code: TEN_READS_THEN_A_WRITE, state: Some(&state), responses: Some(&accept), can_ask: true };
+        let (outcome, run, asked) = round(&guest, default(), &key, ReplayBounds::default(), retry).expect("the state opens");
+        assert!(outcome.error.is_none() && asked.is_none());
+        (outcome, run)
     });
 }

@@ -193,9 +193,9 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     pub(crate) allowed_origin: Vec<String>,
     /// A file holding the key that seals the `requestState` of a 2026-07-28 approval
-    /// round: its bytes as they are, at least 32 (make one with `head -c 32 /dev/urandom
-    /// > FILE`); instances behind one load balancer share it. Without it, a random key
-    /// per process.
+    /// round: its bytes as they are, at least 32 (make one with
+    /// `head -c 32 /dev/urandom > FILE`); instances behind one load balancer share it.
+    /// Without it, a random key per process.
     #[arg(long, value_name = "FILE")]
     pub(crate) state_key_file: Option<PathBuf>,
     /// How long (in seconds) a 2026-07-28 approval round's `requestState` stays valid.

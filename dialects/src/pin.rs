@@ -33,9 +33,12 @@ pub fn digest(value: &Value) -> String {
     let mut text = String::new();
     canonical(value, &mut text);
     let digest = Sha256::digest(text.as_bytes());
-    let mut out = String::from("sha256:");
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
     for byte in digest {
-        out.push_str(&format!("{byte:02x}"));
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0xf)]));
     }
     out
 }

@@ -51,7 +51,7 @@ pub(crate) fn arguments(qualified: &str, validator: &Validator, args: Value) -> 
     // common call already carries every required key as written).
     let complete = args.as_object().is_some_and(|m| validator.required().iter().all(|k| m.contains_key(k)));
     let passed = if complete { String::new() } else { describe(&args) };
-    let map = coerce::coerce(args, &validator).map_err(|e| format!("`{}`: {}", qualified, e.0))?;
+    let map = coerce::coerce(args, validator).map_err(|e| format!("`{qualified}`: {}", e.0))?;
     let missing: Vec<&String> = validator.required().iter().filter(|k| !map.contains_key(*k)).collect();
     if !missing.is_empty() {
         let names = missing.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");

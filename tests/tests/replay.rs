@@ -147,3 +147,42 @@ fn date_and_math_random_come_from_the_state() {
     assert!((0.0..1.0).contains(&r1) && (0.0..1.0).contains(&r2) && r1 != r2, "{r1} {r2}");
     assert_ne!(values(1_767_225_600_000.0, 43)[4], a[4], "another seed, other values");
 }
+
+/// Ten reads, then a write that asks: the action the state-size goal and the
+/// replay benchmark (`benches/benches/guest.rs`) use.
+const TEN_READS_THEN_A_WRITE: &str = r#"import { peek, poke } from "@capspec/host/canary";
+export default async () => {
+  const seen = [];
+  for (let i = 0; i < 10; i++) seen.push(await peek({ note_id: "note-" + i }));
+  return [seen.length, (await poke({ title: seen.join(",") })).saved.length];
+};"#;
+
+#[test]
+fn a_round_trip_through_the_sealed_state_runs_each_call_once_and_the_state_stays_small() {
+    use capspec::mcp::resume::{Request, round};
+    use capspec::mcp::{APPROVAL_INPUT, ReplayBounds, StateKey};
+    let key = StateKey::random();
+    let counters = Arc::new(Counters::default());
+    let fresh = || Run::new(Gate::headless(Mode::Default, "replay test")).with(counters.clone());
+    let first = Request { code: TEN_READS_THEN_A_WRITE, state: None, responses: None, can_ask: true };
+    let (outcome, _, asked) = round(&guest(), fresh(), &key, ReplayBounds::default(), first).expect("a first round");
+    assert_eq!(outcome.error, Some(GuestError::Suspended { capability: "canary.poke".into() }));
+    let state = asked.expect("the write asks").request_state.expect("with a state");
+    // The goal: ≤ 4 KiB for ten calls with small results.
+    assert!(state.len() <= 4096, "{} bytes", state.len());
+    eprintln!("the 10-call action's requestState: {} bytes", state.len());
+    assert_eq!(counters.total(), 10, "the ten reads ran; the write waits");
+    let accept: capspec::mcp::resume::InputResponses = serde_json::from_value(json!({ APPROVAL_INPUT: {"action": "accept", "content": {}} })).unwrap();
+    let retry = Request { code: TEN_READS_THEN_A_WRITE, state: Some(&state), responses: Some(&accept), can_ask: true };
+    let (outcome, run, asked) = round(&guest(), fresh(), &key, ReplayBounds::default(), retry).expect("the retry's state opens");
+    assert!(asked.is_none());
+    assert_eq!(outcome.result, Some(json!([10, "note-0,note-1,note-2,note-3,note-4,note-5,note-6,note-7,note-8,note-9".len()])));
+    assert_eq!(counters.total(), 11, "the reads were answered from the journal; the write ran once");
+    assert_eq!(run.receipts().len(), 11, "the receipts cover every call of the action, each once");
+    // A state that does not open, or opens for another principal, is refused by name.
+    let other = Request { code: TEN_READS_THEN_A_WRITE, state: Some(&state), responses: Some(&accept), can_ask: true };
+    let err = round(&guest(), fresh().with_principal(capspec::Principal::new("mallory")), &key, ReplayBounds::default(), other).err().unwrap();
+    assert!(err.contains("issued to `local`, not to `mallory`"), "{err}");
+    let forged = Request { code: TEN_READS_THEN_A_WRITE, state: Some("cs1.AAAA"), responses: Some(&accept), can_ask: true };
+    assert!(round(&guest(), fresh(), &key, ReplayBounds::default(), forged).err().unwrap().contains("forged or altered"));
+}

@@ -7,7 +7,10 @@
 //
 // Checks over stdio: the tools, a read call, an ask accepted and one
 // declined through input_required, both resources, execute_code, and
-// view_image returning an image block.
+// view_image returning an image block; then code mode's gate: an action that
+// asks is resumed by replay (read → write → write → read with two approvals
+// and each write once; an approval then a decline, caught as data; a file
+// changed between rounds, the action keeping what it first read).
 // Every check asserts; the last line printed is a JSON summary.
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -90,5 +93,73 @@ async function connect(surface, answer, workspace) {
   assert.deepEqual(ran.structuredContent.receipts.map((r) => [r.capability, r.status]), [["workspace.list_files", "ok"]]);
   await c.close();
   summary.code = "ok";
+}
+// --- code mode: an action that asks, resumed by replay ----------------------
+{
+  const ws = join(scratch, "replay");
+  mkdirSync(ws, { recursive: true });
+  // `answers` in order (then accept); `before` runs as each ask arrives.
+  async function withClient(answers, before, body) {
+    const c = new Client({ name: "capspec-v2-replay", version: "1" }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    const asked = [];
+    c.setRequestHandler("elicitation/create", async (request) => {
+      asked.push(request.params.message);
+      if (before) before(asked.length);
+      const answer = answers[asked.length - 1] ?? "accept";
+      return answer === "accept" ? { action: "accept", content: {} } : { action: "decline" };
+    });
+    await c.connect(new StdioClientTransport({ command: binary, args: ["serve", "--surface", "code", "--mode", "default", "--workspace", ws], stderr: "ignore" }));
+    try {
+      return await body(c, asked);
+    } finally {
+      await c.close();
+    }
+  }
+  const action = (body) => ({ name: "execute_code", arguments: { code: `import workspace from "@capspec/host/workspace";\nexport default async () => { ${body} };` } });
+  const steps = (ran) => ran.structuredContent.receipts.map((r) => [r.capability, r.decision, r.status]);
+
+  writeFileSync(join(ws, "src.txt"), "source");
+  await withClient([], null, async (c, asked) => {
+    const ran = await c.callTool(action(`
+      const before = (await workspace.read_file({ path: "src.txt" })).content;
+      await workspace.write_file({ path: "one.txt", content: before, mode: "create_new" });
+      await workspace.write_file({ path: "two.txt", content: before + "2", mode: "create_new" });
+      return (await workspace.list_files({})).entries.map((e) => e.path).sort();`));
+    assert.equal(ran.isError, false, JSON.stringify(ran));
+    assert.deepEqual(ran.structuredContent.result, ["one.txt", "src.txt", "two.txt"]);
+    assert.deepEqual(steps(ran), [
+      ["workspace.read_file", "auto", "ok"],
+      ["workspace.write_file", "approved", "ok"],
+      ["workspace.write_file", "approved", "ok"],
+      ["workspace.list_files", "auto", "ok"],
+    ]);
+    assert.equal(asked.length, 2, "two approvals");
+  });
+  assert.equal(readFileSync(join(ws, "one.txt"), "utf8"), "source");
+  assert.equal(readFileSync(join(ws, "two.txt"), "utf8"), "source2");
+
+  await withClient(["accept", "decline"], null, async (c, asked) => {
+    const ran = await c.callTool(action(`
+      await workspace.write_file({ path: "yes.txt", content: "y", mode: "create_new" });
+      try { await workspace.write_file({ path: "no.txt", content: "n", mode: "create_new" }); return "wrote"; } catch (e) { return e.code; }`));
+    assert.equal(ran.isError, false, JSON.stringify(ran));
+    assert.equal(ran.structuredContent.result, "permission_denied");
+    assert.deepEqual(steps(ran), [["workspace.write_file", "approved", "ok"], ["workspace.write_file", "denied", "refused"]]);
+    assert.equal(asked.length, 2);
+  });
+  assert.ok(existsSync(join(ws, "yes.txt")) && !existsSync(join(ws, "no.txt")));
+
+  writeFileSync(join(ws, "shared.txt"), "original");
+  await withClient([], () => writeFileSync(join(ws, "shared.txt"), "changed"), async (c, asked) => {
+    const ran = await c.callTool(action(`
+      const first = (await workspace.read_file({ path: "shared.txt" })).content;
+      await workspace.write_file({ path: "copy.txt", content: first, mode: "create_new" });
+      return { first, again: (await workspace.read_file({ path: "shared.txt" })).content };`));
+    assert.equal(ran.isError, false, JSON.stringify(ran));
+    assert.deepEqual(ran.structuredContent.result, { first: "original", again: "changed" });
+    assert.equal(asked.length, 1);
+  });
+  assert.equal(readFileSync(join(ws, "copy.txt"), "utf8"), "original");
+  summary.replay = "ok";
 }
 console.log(JSON.stringify(summary));

@@ -30,11 +30,13 @@ fn the_typescript_sdk_drives_every_surface_and_transport() {
 /// The TypeScript SDK v2 client (`@modelcontextprotocol/client`, pinned)
 /// on protocol revision 2026-07-28: tools, a read call, an ask accepted and
 /// one declined through `input_required`, both resources, `execute_code`,
-/// and `view_image`'s image block.
+/// `view_image`'s image block, and actions that ask resumed by replay (two
+/// approvals with each write once, an approval then a decline, a file
+/// changed between rounds).
 #[test]
 fn the_typescript_sdk_v2_client_works_on_2026_07_28() {
     let scratch = TempDir::new("mcp-sdk-v2");
     let binary = env!("CARGO_BIN_EXE_agent-host");
     let Some(last) = node_script("mcp-v2.mjs", "@modelcontextprotocol/client", &[binary.as_ref(), scratch.path().as_os_str()]) else { return };
-    assert_eq!(summary(&last), serde_json::json!({"tools": "ok", "image": "ok", "code": "ok"}));
+    assert_eq!(summary(&last), serde_json::json!({"tools": "ok", "image": "ok", "code": "ok", "replay": "ok"}));
 }

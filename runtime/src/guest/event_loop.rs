@@ -121,29 +121,27 @@ pub(super) fn run<'scope, 'env>(guest: &'env Settings, scope: &'scope std::threa
         // 4. Resolve the next call's promise: a reply already here (in
         //    issue order, replayed), else wait (not counted as CPU time)
         //    for a call to finish.
-        let (id, reply) = match order.as_mut().and_then(Order::next_ready) {
-            Some(ready) => ready,
-            None if outstanding == 0 => {
+        let next = loop {
+            if let Some(ready) = order.as_mut().and_then(Order::next_ready) {
+                break Some(ready);
+            }
+            if outstanding == 0 {
                 if let Some((_, asked)) = replay.and_then(|r| r.suspended()) {
                     return fail(GuestError::Suspended { capability: asked.capability });
                 }
                 return fail(GuestError::Threw { message: "the action is waiting on a promise that nothing will settle".into(), code: None });
             }
-            None => {
-                let Ok((id, reply)) = rx.recv() else { break };
-                outstanding -= 1;
-                if let Some(failed) = diverged(replay) {
-                    return failed;
-                }
-                match (replay, order.as_mut()) {
-                    (Some(replay), Some(order)) => {
-                        order.arrived(id, reply, replay.is_waiting(position(id)));
-                        continue;
-                    }
-                    _ => (id, reply),
-                }
+            let Ok((id, reply)) = rx.recv() else { break None };
+            outstanding -= 1;
+            if let Some(failed) = diverged(replay) {
+                return failed;
+            }
+            match (replay, order.as_mut()) {
+                (Some(replay), Some(order)) => order.arrived(id, reply, replay.is_waiting(position(id))),
+                _ => break Some((id, reply)),
             }
         };
+        let Some((id, reply)) = next else { break };
         if resolve_call(&engine.context, &state, id, reply).is_err() {
             if let Some(limit) = state.borrow().limit {
                 return fail(limit_error(limit, &guest.limits));

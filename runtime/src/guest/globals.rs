@@ -61,36 +61,39 @@ pub(super) fn install<'js>(guest: &Settings, ctx: &Ctx<'js>, state: &Rc<RefCell<
 
 /// A replayed action's clock and randomness come from its state (DESIGN
 /// §10): `Date` (`Date.now()`, `new Date()`, `Date()`) reads `clock_ms`, and
-/// `Math.random` is a seeded generator, so each run of the action from its
-/// start sees the same values and makes the same calls.
+/// `Math.random` is SplitMix64 from `seed` (a small, well-known generator;
+/// `Math.random` promises no cryptographic strength anywhere), so each run
+/// of the action from its start sees the same values and makes the same calls.
 pub(super) fn determinism(ctx: &Ctx<'_>, clock_ms: f64, seed: u64) -> rquickjs::Result<()> {
-    let install: Function = ctx.eval(DETERMINISM)?;
-    // Two 32-bit halves: JavaScript numbers hold 53 bits exactly.
-    install.call::<_, ()>((clock_ms, (seed >> 32) as u32, seed as u32))
+    let globals = ctx.globals();
+    let wrap: Function = ctx.eval(FIXED_DATE)?;
+    let date: Value = wrap.call((clock_ms, globals.get::<_, Value>("Date")?))?;
+    globals.set("Date", date)?;
+    let state = std::cell::Cell::new(seed);
+    let random = Function::new(ctx.clone(), move || {
+        let next = state.get().wrapping_add(0x9e37_79b9_7f4a_7c15);
+        state.set(next);
+        let mut z = next;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        // The top 53 bits, as a double in [0, 1).
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    })?;
+    globals.get::<_, Object>("Math")?.set("random", random)
 }
 
-/// `Date` reads a fixed clock; `Math.random` is sfc32 (a small, well-known
-/// non-cryptographic generator) from the seed.
-const DETERMINISM: &str = r#"(clock, hi, lo) => {
-  const RealDate = globalThis.Date;
-  const now = function now() { return clock; };
-  globalThis.Date = new Proxy(RealDate, {
-    construct(target, args, newTarget) { return Reflect.construct(target, args.length === 0 ? [clock] : args, newTarget); },
-    apply() { return new RealDate(clock).toString(); },
-    get(target, key, receiver) { return key === "now" ? now : Reflect.get(target, key, receiver); },
-  });
-  let a = hi >>> 0, b = lo >>> 0, c = (hi ^ 0x9e3779b9) >>> 0, d = 1;
-  const random = function random() {
-    const t = (((a + b) >>> 0) + d) >>> 0;
-    d = (d + 1) >>> 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) >>> 0;
-    c = ((c << 21) | (c >>> 11)) >>> 0;
-    c = (c + t) >>> 0;
-    return t / 4294967296;
-  };
-  for (let i = 0; i < 15; i++) random();
-  Math.random = random;
+/// `Date` reading a fixed clock; an explicit date is untouched.
+const FIXED_DATE: &str = r#"(clock, RealDate) => {
+  function Date(...args) {
+    if (new.target === undefined) return new RealDate(clock).toString();
+    return args.length === 0 ? new RealDate(clock) : new RealDate(...args);
+  }
+  Date.prototype = RealDate.prototype;
+  Date.now = () => clock;
+  Date.parse = RealDate.parse;
+  Date.UTC = RealDate.UTC;
+  return Date;
 }"#;
 
 /// `capabilities.search`, around the dispatcher (which it alone holds): the

@@ -49,6 +49,9 @@ the host's permission gate; a refused call throws an `Error` whose `.code` is on
 `blocked_in_plan_mode`, `failed`, `timeout`, `limit_exceeded` (or, for a capability an upstream MCP \
 server implements, `upstream_changed`, `upstream_unavailable`, `upstream_timeout`, `upstream_error`), \
 which the action may catch. \
+While a call waits for approval the action may be run again from its start, each call it already made \
+answered as before (so are `Date` and `Math.random`): make the same calls in the same order every time; \
+one that differs ends the action with `replay_diverged`. \
 `await capabilities.search(query)` finds capabilities the catalog lists by name only, \
 with their signatures. Each catalog entry gives the category, then the signature \
 (`?` optional, `= default`, bounds in parentheses, `/* … */` what a parameter is; a parameter \

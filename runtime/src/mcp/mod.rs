@@ -21,7 +21,7 @@
 
 mod approve;
 mod mrtr;
-mod resume;
+pub mod resume;
 mod server;
 mod state_key;
 mod tools;

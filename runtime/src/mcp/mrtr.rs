@@ -164,7 +164,7 @@ mod tests {
         assert!(verify(&key, Some(&expired), Some(&accepted())).unwrap_err().contains("expired"));
         assert!(verify(&key, Some(&state), None).unwrap_err().contains("no `io.capspec/approval` input response"));
         assert!(verify(&key, None, None).unwrap().is_none(), "a first round carries no state");
-        assert!(StateKey::new(b"short".to_vec()).is_err(), "a key needs 32 bytes");
+        assert!(StateKey::new(b"short").is_err(), "a key needs 32 bytes");
         // A state issued to one principal approves nothing for another.
         let mut alice = request(json!({"title": "t"}));
         alice.principal = crate::Principal::new("alice");

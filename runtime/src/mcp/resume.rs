@@ -15,14 +15,17 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rmcp::model::{InputRequest, InputRequests, InputRequiredResult, InputResponses};
+use rmcp::model::{InputRequest, InputRequests};
+/// The MCP types a round takes and gives (rmcp's).
+pub use rmcp::model::{InputRequiredResult, InputResponses};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::mrtr::APPROVAL_INPUT;
 use super::state_key::StateKey;
 use crate::gate::ApprovalRequest;
-use crate::guest::{GuestError, LimitKind};
+use crate::guest::{Guest, GuestError, GuestOutcome, LimitKind};
+use crate::run::Run;
 use crate::principal::Principal;
 use crate::replay::{Answer, AskedCall, Journal, Replay, args_digest};
 
@@ -74,9 +77,38 @@ struct ActionState {
 
 /// One round of an action: the replay its run goes through, and what the
 /// next round's state carries over.
-pub(super) struct Round {
-    pub(super) replay: Arc<Replay>,
+struct Round {
+    replay: Arc<Replay>,
     state: ActionState,
+}
+
+/// What a 2026-07-28 `execute_code` request brought: the code, and on a
+/// retry the state and the client's answers.
+pub struct Request<'a> {
+    /// The action's source.
+    pub code: &'a str,
+    /// The `requestState` of a retry.
+    pub state: Option<&'a str>,
+    /// The retry's `inputResponses`.
+    pub responses: Option<&'a InputResponses>,
+    /// The client declared form elicitation on this request.
+    pub can_ask: bool,
+}
+
+/// One round of an action, as the server runs it on the action's thread:
+/// open and check the state (`Err`: why it is refused), run the action
+/// from the start through its replay under `run` (whose principal the state
+/// is bound to), and end the round. The outcome is the action's, with a
+/// bound it hit as its error; the run holds the receipts.
+pub fn round(guest: &Guest, run: Run, key: &StateKey, bounds: ReplayBounds, request: Request<'_>) -> Result<(GuestOutcome, Run, Option<InputRequiredResult>), String> {
+    let round = begin(key, request.code, run.principal(), request.state, request.responses, request.can_ask)?;
+    let run = run.with_replay(round.replay.clone());
+    let outcome = guest.run(&run, request.code);
+    Ok(match end(key, bounds, round) {
+        Ending::Final => (outcome, run, None),
+        Ending::Ask(input_required) => (outcome, run, Some(input_required)),
+        Ending::Limit(error) => (GuestOutcome { result: None, error: Some(error), ..outcome }, run, None),
+    })
 }
 
 fn now() -> Duration {
@@ -85,7 +117,7 @@ fn now() -> Duration {
 
 /// Start a round: the first (no `requestState`), or a retry whose state is
 /// checked and whose answer is read. `Err` says why a state is refused.
-pub(super) fn begin(
+fn begin(
     key: &StateKey,
     code: &str,
     principal: &Principal,
@@ -132,7 +164,7 @@ pub(super) fn begin(
 }
 
 /// How a round ended.
-pub(super) enum Ending {
+enum Ending {
     /// The action ended (with a value, an error, a limit or a divergence).
     Final,
     /// A call asks: the client answers and retries with the state.
@@ -142,7 +174,7 @@ pub(super) enum Ending {
 }
 
 /// End a round: ask when a call of it waits on an approval, within the bounds.
-pub(super) fn end(key: &StateKey, bounds: ReplayBounds, round: Round) -> Ending {
+fn end(key: &StateKey, bounds: ReplayBounds, round: Round) -> Ending {
     let replay = &round.replay;
     if replay.diverged().is_some() {
         return Ending::Final;

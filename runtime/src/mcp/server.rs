@@ -224,14 +224,11 @@ impl McpSession {
     /// Run an action on the engine's own thread, inside the request's span.
     async fn run_action(&self, run: Run, code: String) -> Result<(crate::guest::GuestOutcome, Run), rmcp::model::CallToolResult> {
         let guest = self.host.inner.guest.clone();
-        let request = tracing::Span::current();
-        tokio::task::spawn_blocking(move || {
-            let _entered = request.enter();
+        on_action_thread(move || {
             let outcome = guest.run(&run, &code);
             (outcome, run)
         })
         .await
-        .map_err(|e| tools::refused(ErrorCode::Failed, EXECUTE_CODE, &format!("the action's thread ended abnormally: {e}")))
     }
 
     /// `execute_code` on 2026-07-28: one round of an action resumed by
@@ -245,25 +242,34 @@ impl McpSession {
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
         let Some(code) = action_code(arguments) else { return code_refused().into() };
-        let key = &self.host.state_key;
-        let can_ask = can_ask(context);
-        let round = match resume::begin(key, &code, &principal_of(context), request_state, responses, can_ask) {
-            Ok(round) => round,
-            Err(reason) => return tools::refused(ErrorCode::PermissionDenied, EXECUTE_CODE, &reason).into(),
-        };
+        let (key, bounds, guest) = (self.host.state_key.clone(), self.host.bounds, self.host.inner.guest.clone());
+        let (state, responses, can_ask) = (request_state.map(str::to_string), responses.cloned(), can_ask(context));
         // Asks go to the replay, never to this approver.
         let nobody: Arc<dyn Approver> = Arc::new(crate::gate::HeadlessApprover::new("this MCP request"));
-        let run = self.run(context, Some(nobody)).with_replay(round.replay.clone());
-        let (outcome, run) = match self.run_action(run, code).await {
-            Ok(done) => done,
-            Err(refused) => return refused.into(),
-        };
-        match resume::end(key, self.host.bounds, round) {
-            resume::Ending::Final => tools::action_result(&outcome, &run).into(),
-            resume::Ending::Ask(input_required) => input_required.into(),
-            resume::Ending::Limit(error) => tools::action_result(&crate::guest::GuestOutcome { result: None, error: Some(error), ..outcome }, &run).into(),
+        let run = self.run(context, Some(nobody));
+        let done = on_action_thread(move || {
+            let request = resume::Request { code: &code, state: state.as_deref(), responses: responses.as_ref(), can_ask };
+            resume::round(&guest, run, &key, bounds, request)
+        })
+        .await;
+        match done {
+            Ok(Ok((_, _, Some(input_required)))) => input_required.into(),
+            Ok(Ok((outcome, run, None))) => tools::action_result(&outcome, &run).into(),
+            Ok(Err(reason)) => tools::refused(ErrorCode::PermissionDenied, EXECUTE_CODE, &reason).into(),
+            Err(failed) => failed.into(),
         }
     }
+}
+
+/// Run `action` on a blocking thread (the engine's), inside the request's span.
+async fn on_action_thread<T: Send + 'static>(action: impl FnOnce() -> T + Send + 'static) -> Result<T, rmcp::model::CallToolResult> {
+    let request = tracing::Span::current();
+    tokio::task::spawn_blocking(move || {
+        let _entered = request.enter();
+        action()
+    })
+    .await
+    .map_err(|e| tools::refused(ErrorCode::Failed, EXECUTE_CODE, &format!("the action's thread ended abnormally: {e}")))
 }
 
 /// The principal of a request: what the HTTP transport admitted it as
