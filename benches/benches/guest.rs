@@ -8,6 +8,7 @@
 use capspec::guest::Guest;
 
 use capspec::{Gate, Mode, Run};
+use capspec_benches::canary::TEN_READS_THEN_A_WRITE;
 use capspec_benches::registry;
 
 fn main() {
@@ -40,15 +41,6 @@ fn calls(bencher: divan::Bencher, n: usize) {
         outcome
     });
 }
-
-/// Ten reads, then a write (DESIGN §10's replay goal): the same action as
-/// `tests/tests/replay.rs` measures the state of.
-const TEN_READS_THEN_A_WRITE: &str = r#"import { peek, poke } from "@capspec/host/canary";
-export default async () => {
-  const seen = [];
-  for (let i = 0; i < 10; i++) seen.push(await peek({ note_id: "note-" + i }));
-  return [seen.length, (await poke({ title: seen.join(",") })).saved.length];
-};"#;
 
 /// The action run once in `auto` mode: every call runs, nothing asks.
 #[divan::bench]

@@ -173,7 +173,9 @@ pub(crate) enum Command {
     /// tool against its pin, and serve them as agent-host serve serves its modules (needs
     /// the feature `live`). Every call passes the gate with the pinned category; a tool that
     /// no longer matches its pin is refused (`upstream_changed`); a server that does not
-    /// start leaves its module out, with the reason in the capabilities resource.
+    /// start leaves its module out, with the reason in the capabilities resource. On
+    /// protocol 2026-07-28 an `execute_code` action that asks is resumed by replay: its
+    /// calls so far travel, encrypted, in the `requestState`, and none runs twice.
     Serve(ServeArgs),
 }
 

@@ -38,7 +38,7 @@ import mcp.types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_e2e import RoundRobin, start
+from mcp_e2e import RoundRobin, altered, refused_by_name, start
 
 APPROVAL = "io.capspec/approval"
 STATE_TTL = 3
@@ -153,6 +153,8 @@ async def actions(connect, workspace):
         ], r["receipts"]
         assert all(x["principal"] in ("local", "token") for x in r["receipts"]), r["receipts"]
     assert len(asked) == 2 and all("workspace.write_file" in m for m in asked), asked
+    # Every prompt names who asks: `local` on stdio, `token` over HTTP.
+    assert all(m.startswith("`local` asks") or m.startswith("`token` asks") for m in asked), asked
     assert open(os.path.join(workspace, "one.txt")).read() == "source"
     assert open(os.path.join(workspace, "two.txt")).read() == "source2"
     out["read_write_write_read"] = len(asked)
@@ -251,21 +253,14 @@ async def refusals(session, workspace, other_principal):
     state = first.request_state
     accept = {APPROVAL: types.ElicitResult(action="accept", content={})}
     cases = [
-        ("forged", code, "cs1." + "A" * 80),
-        ("altered", code, state[:-6] + ("AAAAAA" if not state.endswith("AAAAAA") else "BBBBBB")),
-        ("other_code", code + "\n// another action", state),
-        ("expired", code, stale.request_state),
+        ("forged", {"code": code}, "cs1." + "A" * 80),
+        ("altered", {"code": code}, altered(state)),
+        ("other_code", {"code": code + "\n// another action"}, state),
+        ("expired", {"code": code}, stale.request_state),
+        # The same action, the same key, issued to `local` on a stdio server.
+        ("other_principal", {"code": code}, await other_principal()),
     ]
-    # The same action, the same key, issued to `local` on a stdio server.
-    cases.append(("other_principal", code, await other_principal()))
-    refused = {}
-    for case, retry_code, retry_state in cases:
-        result = await session.call_tool("execute_code", {"code": retry_code}, input_responses=accept, request_state=retry_state)
-        assert not isinstance(result, types.InputRequiredResult), (case, result)
-        assert result.is_error, (case, result)
-        error = result.meta["io.capspec/error"]
-        assert error["error"] == "permission_denied", (case, error)
-        refused[case] = error["message"]
+    refused = await refused_by_name(session, "execute_code", cases, accept)
     assert "forged or altered" in refused["forged"] and "forged or altered" in refused["altered"], refused
     assert "another action" in refused["other_code"], refused
     assert "expired" in refused["expired"], refused

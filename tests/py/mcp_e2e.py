@@ -74,18 +74,13 @@ async def tampering(session, workspace):
     assert APPROVAL in first.input_requests, first
     state = first.request_state
     accept = {APPROVAL: types.ElicitResult(action="accept", content={})}
-    refusals = {}
-    for case, retry_args, retry_state in [
+    cases = [
         ("forged", args, "rs2." + "A" * 60),
-        ("altered", args, state[:-6] + ("AAAAAA" if not state.endswith("AAAAAA") else "BBBBBB")),
+        ("altered", args, altered(state)),
         ("replayed", {"path": "t.txt", "content": "other"}, state),
         ("expired", args, stale.request_state),
-    ]:
-        result = await session.call_tool("write_file", retry_args, input_responses=accept, request_state=retry_state)
-        assert result.is_error, (case, result)
-        error = result.meta["io.capspec/error"]
-        assert error["error"] == "permission_denied", (case, error)
-        refusals[case] = error["message"]
+    ]
+    refusals = await refused_by_name(session, "write_file", cases, accept)
     assert "forged or altered" in refusals["forged"] and "forged or altered" in refusals["altered"], refusals
     assert "other arguments" in refusals["replayed"], refusals
     assert "expired" in refusals["expired"], refusals
@@ -94,6 +89,25 @@ async def tampering(session, workspace):
     assert not done.is_error, done
     assert open(os.path.join(workspace, "t.txt")).read() == "t"
     return sorted(refusals)
+
+
+def altered(state):
+    """`state` with its last six characters changed."""
+    return state[:-6] + ("AAAAAA" if not state.endswith("AAAAAA") else "BBBBBB")
+
+
+async def refused_by_name(session, tool, cases, responses):
+    """Retry `tool` with each case's (arguments, state): every one must be a
+    `permission_denied` tool error; returns case → its message."""
+    refused = {}
+    for case, arguments, state in cases:
+        result = await session.call_tool(tool, arguments, input_responses=responses, request_state=state)
+        assert not isinstance(result, types.InputRequiredResult), (case, result)
+        assert result.is_error, (case, result)
+        error = result.meta["io.capspec/error"]
+        assert error["error"] == "permission_denied", (case, error)
+        refused[case] = error["message"]
+    return refused
 
 
 class RoundRobin(BaseHTTPRequestHandler):

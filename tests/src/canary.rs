@@ -90,3 +90,13 @@ async fn panic_always(_run: &Run, _args: panic_always::Args) -> CapResult<()> {
 pub fn registry() -> Arc<Registry> {
     Registry::new(&[MODULE]).expect("every canary capability has an impl")
 }
+
+/// Ten reads, then a write that asks: the action the state-size goal and the
+/// replay benchmark (`benches/benches/guest.rs`) use (`tests/tests/replay.rs`).
+pub const TEN_READS_THEN_A_WRITE: &str = r#"import { peek, poke } from "@capspec/host/canary";
+export default async () => {
+  const seen = [];
+  for (let i = 0; i < 10; i++) seen.push(await peek({ note_id: "note-" + i }));
+  return [seen.length, (await poke({ title: seen.join(",") })).saved.length];
+};"#;
+

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use capspec::guest::{Guest, GuestError, GuestLimits};
 use capspec::replay::{Answer, AskedCall, Journal, JournalEntry, Replay};
 use capspec::{GateDecision, Gate, Mode, Run, Status};
-use capspec_tests::canary::{self, Counters};
+use capspec_tests::canary::{self, Counters, TEN_READS_THEN_A_WRITE};
 use serde_json::{Value, json};
 
 fn guest() -> Guest {
@@ -147,15 +147,6 @@ fn date_and_math_random_come_from_the_state() {
     assert!((0.0..1.0).contains(&r1) && (0.0..1.0).contains(&r2) && r1 != r2, "{r1} {r2}");
     assert_ne!(values(1_767_225_600_000.0, 43)[4], a[4], "another seed, other values");
 }
-
-/// Ten reads, then a write that asks: the action the state-size goal and the
-/// replay benchmark (`benches/benches/guest.rs`) use.
-const TEN_READS_THEN_A_WRITE: &str = r#"import { peek, poke } from "@capspec/host/canary";
-export default async () => {
-  const seen = [];
-  for (let i = 0; i < 10; i++) seen.push(await peek({ note_id: "note-" + i }));
-  return [seen.length, (await poke({ title: seen.join(",") })).saved.length];
-};"#;
 
 #[test]
 fn a_round_trip_through_the_sealed_state_runs_each_call_once_and_the_state_stays_small() {

@@ -61,7 +61,9 @@ enum Command {
     },
     /// Serve the mounted modules over MCP: stdio by default, Streamable HTTP at /mcp with
     /// --http. Every call goes through the gate; `ask` becomes an elicitation when the
-    /// client declared it, and is denied with a named reason otherwise.
+    /// client declared it, and is denied with a named reason otherwise. On protocol
+    /// 2026-07-28 an `execute_code` action that asks is resumed by replay: its calls so far
+    /// travel, encrypted, in the `requestState`, and none runs twice.
     Serve {
         /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio.
         #[arg(long, value_name = "ADDR", requires = "token_file")]

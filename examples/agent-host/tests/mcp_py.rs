@@ -13,20 +13,28 @@ use std::process::Command;
 
 use capspec_testkit::{TempDir, repo_root, skip};
 
-#[test]
-fn the_python_sdk_client_works_over_stdio_and_http_and_approves_through_input_required() {
+/// Run `tests/py/<script>` against agent-host with the venv's Python: its
+/// JSON summary (the last line) and everything it printed; `None` (with a
+/// notice, or a failure where CI requires Python) when the venv is absent.
+fn python_script(script: &str) -> Option<(serde_json::Value, String)> {
     let python = repo_root().join("tests/py/.venv/bin/python");
     let installed = Command::new(&python).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());
     if !installed {
-        skip(Some("CAPSPEC_REQUIRE_PYTHON_TOOLS"), "Python's mcp client is not installed (python3 -m venv tests/py/.venv && tests/py/.venv/bin/pip install -r tests/py/requirements.txt); skipping the Python MCP client test");
-        return;
+        skip(Some("CAPSPEC_REQUIRE_PYTHON_TOOLS"), &format!("Python's mcp client is not installed (python3 -m venv tests/py/.venv && tests/py/.venv/bin/pip install -r tests/py/requirements.txt); skipping {script}"));
+        return None;
     }
     let scratch = TempDir::new("mcp-python");
-    let out = Command::new(&python).arg(repo_root().join("tests/py/mcp_e2e.py")).arg(env!("CARGO_BIN_EXE_agent-host")).arg(scratch.path()).output().expect("python runs");
+    let out = Command::new(&python).arg(repo_root().join("tests/py").join(script)).arg(env!("CARGO_BIN_EXE_agent-host")).arg(scratch.path()).output().expect("python runs");
     let text = capspec_testkit::text(&out);
     assert!(out.status.success(), "the Python client failed:\n{text}");
     let last = String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or_default().to_string();
-    let summary: serde_json::Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("no JSON summary ({e}):\n{text}"));
+    let summary = serde_json::from_str(&last).unwrap_or_else(|e| panic!("no JSON summary ({e}):\n{text}"));
+    Some((summary, text))
+}
+
+#[test]
+fn the_python_sdk_client_works_over_stdio_and_http_and_approves_through_input_required() {
+    let Some((summary, text)) = python_script("mcp_e2e.py") else { return };
     assert_eq!(summary["stdio"], "2026-07-28", "{text}");
     assert_eq!(summary["http"], "2026-07-28", "{text}");
     let refused = serde_json::json!(["altered", "expired", "forged", "replayed"]);
@@ -42,18 +50,7 @@ fn the_python_sdk_client_works_over_stdio_and_http_and_approves_through_input_re
 /// happens once, and tampered states are refused by name.
 #[test]
 fn the_python_sdk_client_approves_an_actions_asks_and_each_write_happens_once() {
-    let python = repo_root().join("tests/py/.venv/bin/python");
-    let installed = Command::new(&python).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());
-    if !installed {
-        skip(Some("CAPSPEC_REQUIRE_PYTHON_TOOLS"), "Python's mcp client is not installed (python3 -m venv tests/py/.venv && tests/py/.venv/bin/pip install -r tests/py/requirements.txt); skipping the code-mode replay test");
-        return;
-    }
-    let scratch = TempDir::new("mcp-python-code");
-    let out = Command::new(&python).arg(repo_root().join("tests/py/code_mode_e2e.py")).arg(env!("CARGO_BIN_EXE_agent-host")).arg(scratch.path()).output().expect("python runs");
-    let text = capspec_testkit::text(&out);
-    assert!(out.status.success(), "the Python client failed:\n{text}");
-    let last = String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or_default().to_string();
-    let summary: serde_json::Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("no JSON summary ({e}):\n{text}"));
+    let Some((summary, text)) = python_script("code_mode_e2e.py") else { return };
     for transport in ["stdio", "http"] {
         assert_eq!(summary[transport]["read_write_write_read"], 2, "two approvals: {text}");
         assert_eq!(summary[transport]["approve_then_decline"], "permission_denied", "{text}");

@@ -48,6 +48,7 @@ fn every_call_is_an_execute_tool_span_under_its_action() {
         assert_eq!(span["name"], format!("execute_tool {}", attributes["gen_ai.tool.name"].as_str().unwrap()));
         assert_eq!(attributes["capspec.module"], "workspace");
         assert_eq!(attributes["capspec.mode"], "accept_edits");
+        assert_eq!(attributes["enduser.id"], "local", "who called: the principal of an in-process run");
     }
     let summary: Vec<(&str, &str, &str, &str, &str)> = tools
         .iter()

@@ -12,9 +12,37 @@ use serde_json::json;
 use crate::gate::{Approval, ApprovalRequest, Approver, BoxFuture, HeadlessApprover};
 
 /// The answer the form asks for: how long the approval lasts.
-const SCOPE: &str = "scope";
+pub(super) const SCOPE: &str = "scope";
 const ONCE: &str = "once";
 const SESSION: &str = "session";
+
+/// What every approval prompt says: who asks, for what, and why the gate
+/// asks (the category, and the mode the `holder` — session or server — is in).
+pub(super) fn prompt(request: &ApprovalRequest, holder: &str) -> String {
+    let what = request.message.clone().unwrap_or_else(|| format!("call `{}` with {}", request.capability, request.args));
+    format!(
+        "`{}` asks: allow {what}? `{}` is a {} capability and the {holder} is in {} mode.",
+        request.principal,
+        request.capability,
+        request.category,
+        request.mode.as_str()
+    )
+}
+
+/// A form elicitation's params: `message`, and one optional answer, how
+/// long the approval lasts (`choices[0]`, the default, or `choices[1]`).
+pub(super) fn scope_form(message: String, choices: [&str; 2], description: String) -> serde_json::Value {
+    json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                SCOPE: { "type": "string", "title": "Allow", "enum": choices, "description": description, "default": choices[0] }
+            },
+        },
+    })
+}
 
 /// The approver of one call from `peer`.
 pub(super) fn approver(peer: &Peer<RoleServer>) -> Arc<dyn Approver> {
@@ -36,31 +64,11 @@ struct Elicit {
 
 impl Approver for Elicit {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
-        let what = request.message.clone().unwrap_or_else(|| format!("call `{}` with {}", request.capability, request.args));
-        let message = format!(
-            "`{}` asks: allow {what}? `{}` is a {} capability and the session is in {} mode.",
-            request.principal,
-            request.capability,
-            request.category,
-            request.mode.as_str()
-        );
-        let params: ElicitRequestParams = serde_json::from_value(json!({
-            "mode": "form",
-            "message": message,
-            "requestedSchema": {
-                "type": "object",
-                "properties": {
-                    SCOPE: {
-                        "type": "string",
-                        "title": "Allow",
-                        "enum": [ONCE, SESSION],
-                        "description": "`once`: this call only; `session`: every call to it in this session.",
-                        "default": ONCE,
-                    }
-                },
-                "required": [SCOPE],
-            },
-        }))
+        let params: ElicitRequestParams = serde_json::from_value(scope_form(
+            prompt(request, "session"),
+            [ONCE, SESSION],
+            "`once`: this call only; `session`: every call to it in this session.".into(),
+        ))
         .expect("the approval form is a valid elicitation");
         let peer = self.peer.clone();
         let asked = self.runtime.spawn(async move { peer.create_elicitation(params).await });

@@ -52,9 +52,14 @@ pub(super) fn verify(key: &StateKey, state: Option<&str>, responses: Option<&Inp
         RequestStateError::Expired => "the approval's requestState has expired; call again to be asked again".to_string(),
         _ => "the requestState is forged or altered (it does not verify with this server's key); call again to be asked again".to_string(),
     })?;
-    let response = responses.and_then(|r| r.get(APPROVAL_INPUT)).ok_or_else(|| format!("the retry carries no `{APPROVAL_INPUT}` input response"))?;
+    let response = approval_response(responses)?;
     let accepted = response.get("action").and_then(Value::as_str) == Some("accept");
     Ok(Some(Answer { sealed, accepted }))
+}
+
+/// The client's answer to the approval, in a retry's `inputResponses`.
+pub(super) fn approval_response(responses: Option<&InputResponses>) -> Result<&Value, String> {
+    responses.and_then(|r| r.get(APPROVAL_INPUT)).ok_or_else(|| format!("the retry carries no `{APPROVAL_INPUT}` input response"))
 }
 
 /// The approver of one 2026-07-28 call: answers from a verified retry, or
@@ -106,14 +111,7 @@ impl Approver for Mrtr {
 
 /// The `input_required` result that asks the client to approve `request`.
 pub(super) fn input_required(key: &StateKey, request: &ApprovalRequest) -> InputRequiredResult {
-    let what = request.message.clone().unwrap_or_else(|| format!("call `{}` with {}", request.capability, request.args));
-    let message = format!(
-        "`{}` asks: allow {what}? `{}` is a {} capability and the server is in {} mode. This approves this one call.",
-        request.principal,
-        request.capability,
-        request.category,
-        request.mode.as_str()
-    );
+    let message = format!("{} This approves this one call.", super::approve::prompt(request, "server"));
     let elicitation: InputRequest = serde_json::from_value(json!({
         "method": "elicitation/create",
         "params": { "mode": "form", "message": message, "requestedSchema": { "type": "object", "properties": {} } },

@@ -21,7 +21,8 @@ pub use rmcp::model::{InputRequiredResult, InputResponses};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::mrtr::APPROVAL_INPUT;
+use super::approve::{SCOPE, prompt, scope_form};
+use super::mrtr::{APPROVAL_INPUT, approval_response};
 use super::state_key::StateKey;
 use crate::gate::ApprovalRequest;
 use crate::guest::{Guest, GuestError, GuestOutcome, LimitKind};
@@ -52,8 +53,7 @@ impl Default for ReplayBounds {
 
 /// Bound into every sealed action state, beside the key's own purpose.
 const PURPOSE: &[u8] = b"capspec action state v1";
-/// The answer the action's form asks for: how long the approval lasts.
-const SCOPE: &str = "scope";
+/// How long an action's approval lasts (the form's `scope`).
 const ONCE: &str = "once";
 const ACTION: &str = "action";
 
@@ -154,7 +154,7 @@ fn begin(
     if state.sub != principal.id() {
         return Err(format!("the requestState was issued to `{}`, not to `{principal}`; run the action again to be asked", state.sub));
     }
-    let response = responses.and_then(|r| r.get(APPROVAL_INPUT)).ok_or_else(|| format!("the retry carries no `{APPROVAL_INPUT}` input response"))?;
+    let response = approval_response(responses)?;
     let answer = match response.get("action").and_then(Value::as_str) {
         Some("accept") => Answer::Accept { for_action: response.pointer(&format!("/content/{SCOPE}")).and_then(Value::as_str) == Some(ACTION) },
         _ => Answer::Decline,
@@ -201,34 +201,10 @@ fn end(key: &StateKey, bounds: ReplayBounds, round: Round) -> Ending {
     Ending::Ask(InputRequiredResult::new(Some(InputRequests::from_iter([(APPROVAL_INPUT.to_string(), elicitation(&request))])), Some(sealed)))
 }
 
-/// The form that asks the client to approve an action's call.
+/// The form that asks the client to approve an action's call: once, or for
+/// the rest of the action.
 fn elicitation(request: &ApprovalRequest) -> InputRequest {
-    let what = request.message.clone().unwrap_or_else(|| format!("call `{}` with {}", request.capability, request.args));
-    let message = format!(
-        "`{}` asks: the action wants to {what}. Allow? `{}` is a {} capability and the server is in {} mode.",
-        request.principal,
-        request.capability,
-        request.category,
-        request.mode.as_str()
-    );
-    serde_json::from_value(json!({
-        "method": "elicitation/create",
-        "params": {
-            "mode": "form",
-            "message": message,
-            "requestedSchema": {
-                "type": "object",
-                "properties": {
-                    SCOPE: {
-                        "type": "string",
-                        "title": "Allow",
-                        "enum": [ONCE, ACTION],
-                        "description": format!("`{ONCE}`: this call only; `{ACTION}`: every call to `{}` for the rest of this action.", request.capability),
-                        "default": ONCE,
-                    }
-                },
-            },
-        },
-    }))
-    .expect("the approval form is a valid elicitation")
+    let description = format!("`{ONCE}`: this call only; `{ACTION}`: every call to `{}` for the rest of this action.", request.capability);
+    let params = scope_form(prompt(request, "server"), [ONCE, ACTION], description);
+    serde_json::from_value(json!({ "method": "elicitation/create", "params": params })).expect("the approval form is a valid elicitation")
 }
