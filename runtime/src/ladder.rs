@@ -13,21 +13,21 @@ use serde_json::Value;
 use crate::coerce;
 use crate::error::CallError;
 use crate::receipt::GateDecision;
-use crate::registry::Entry;
 use crate::validate::Validator;
 
 /// Where a call got to on the ladder: the name it resolved to, the entry,
-/// the gate's decision, the result, and what a replay journals of it.
-pub(crate) struct Reached<'a> {
+/// the gate's decision, the result, and what a replay journals of it. `E`
+/// is the registry's entry.
+pub(crate) struct Reached<'a, E> {
     pub(crate) capability: &'a str,
-    pub(crate) entry: Option<&'a Entry>,
+    pub(crate) entry: Option<&'a E>,
     pub(crate) decision: Option<GateDecision>,
     pub(crate) result: Result<Value, CallError>,
     pub(crate) journal: Journaled,
 }
 
-impl<'a> Reached<'a> {
-    pub(crate) fn refused(capability: &'a str, entry: Option<&'a Entry>, decision: Option<GateDecision>, err: CallError) -> Reached<'a> {
+impl<'a, E> Reached<'a, E> {
+    pub(crate) fn refused(capability: &'a str, entry: Option<&'a E>, decision: Option<GateDecision>, err: CallError) -> Reached<'a, E> {
         Reached { capability, entry, decision, result: Err(err), journal: Journaled::Not }
     }
 }

@@ -68,7 +68,7 @@ impl fmt::Display for RegistryError {
 
 impl std::error::Error for RegistryError {}
 
-pub(crate) struct Entry {
+struct Entry {
     spec: &'static Spec,
     /// The output schema, parsed once, when it marks binary content.
     content: Option<Value>,
@@ -492,7 +492,7 @@ impl Mounted {
         waited: &mut Duration,
         span: &tracing::Span,
         replay: Option<(&crate::replay::Replay, u32)>,
-    ) -> Reached<'a> {
+    ) -> Reached<'a, Entry> {
         // 1. lookup
         let entry = match self.entry(name) {
             Ok(entry) => entry,
