@@ -35,6 +35,8 @@ pub mod defaults {
     pub const SNAPSHOT_NAME: &str = "categories.snap";
     /// The code-first record defaults to this file inside the specs directory.
     pub const RECORD_NAME: &str = "code-first.json";
+    /// `[policy] dir`.
+    pub const POLICY_DIR: &str = "policies";
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +51,16 @@ pub struct Config {
     pub allow: Vec<Allow>,
     /// `[upstream.NAME]`: the MCP servers whose tools upstream modules pin, by name.
     pub upstreams: std::collections::BTreeMap<String, Upstream>,
+    /// `[policy] dir = "policies"`: the project's Cedar policies (DESIGN
+    /// §14); with it, `sync` writes `<catalog>/capspec.cedarschema`.
+    pub policy: Option<PolicyConfig>,
+}
+
+/// `[policy]`: where the project's Cedar policies and their tests live.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyConfig {
+    /// The policy directory (`*.cedar`, `tests.yaml`), relative to the root.
+    pub dir: String,
 }
 
 /// `[code_first]`: the crates whose `#[derive(Capability)]` specs join the
@@ -163,7 +175,7 @@ impl Reader<'_> {
     }
 
     fn config(&mut self, root: &Path, table: &DeTable<'_>) -> Option<Config> {
-        self.unknown_keys(table, &["specs", "snapshot", "generate", "coverage", "code_first", "allow", "upstream"], "capspec.toml");
+        self.unknown_keys(table, &["specs", "snapshot", "generate", "coverage", "code_first", "allow", "upstream", "policy"], "capspec.toml");
         let specs = match table.get_key_value("specs") {
             None => {
                 self.error(
@@ -239,7 +251,11 @@ impl Reader<'_> {
             },
         };
         let upstreams = self.upstreams(table);
-        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, code_first, allow, upstreams })
+        let policy = self.section(table, "policy").map(|policy_table| {
+            self.unknown_keys(policy_table, &["dir"], "[policy]");
+            PolicyConfig { dir: self.path(policy_table.get_key_value("dir"), defaults::POLICY_DIR) }
+        });
+        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, code_first, allow, upstreams, policy })
     }
 
     /// `packages = ["agent-host"]`: Cargo package names.
@@ -331,6 +347,7 @@ impl Targets {
             bridge: defaults::BRIDGE.into(),
             editor_schema: None,
             providers: Vec::new(),
+            cedar_schema: false,
         }
     }
 
@@ -346,6 +363,7 @@ impl Targets {
             bridge: config.generate.bridge.clone(),
             editor_schema: config.generate.editor_schema.clone(),
             providers: config.generate.providers.clone(),
+            cedar_schema: config.policy.is_some(),
         }
     }
 }

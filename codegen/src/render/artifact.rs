@@ -39,6 +39,9 @@ pub struct Targets {
     pub editor_schema: Option<String>,
     /// The providers whose `<catalog>/tools.<provider>.json` is generated.
     pub providers: Vec<capspec_dialects::Provider>,
+    /// Whether `<catalog>/capspec.cedarschema` is generated (the project has
+    /// `[policy]`, DESIGN §14).
+    pub cedar_schema: bool,
 }
 
 impl Targets {

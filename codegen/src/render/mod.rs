@@ -11,6 +11,7 @@ use crate::model::{ModuleSpec, SpecSet};
 mod abbrev;
 mod artifact;
 mod catalog;
+pub mod cedar;
 mod editor_schema;
 pub(crate) mod escape;
 mod js;
@@ -128,6 +129,9 @@ pub fn render_all_reusing(set: &SpecSet, targets: &Targets, mut reuse: Reuse) ->
     artifacts.push(Artifact { path: targets.snapshot.clone(), contents: snapshot::render(set, targets) });
     for &provider in &targets.providers {
         artifacts.push(Artifact { path: join(&targets.catalog, &provider.file_name()), contents: providers::tools_file(set, provider) });
+    }
+    if targets.cedar_schema {
+        artifacts.push(Artifact { path: join(&targets.catalog, cedar::FILE), contents: cedar::schema(set, targets) });
     }
     if let Some(path) = &targets.editor_schema {
         artifacts.push(Artifact { path: path.clone(), contents: editor_schema::editor_schema() });

@@ -154,6 +154,7 @@ mod tests {
             bridge: "capspec:bridge".into(),
             editor_schema: None,
             providers: vec![],
+            cedar_schema: false,
         };
         let key = |m: &ModuleSpec| module_key(m, &targets);
         // Where the files go is part of the key.

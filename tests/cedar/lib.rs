@@ -1,0 +1,1 @@
+//! Nothing: the checks are in `tests/schema.rs`.
