@@ -155,6 +155,12 @@ pub fn import_with(module: &str, tools: &[(String, Value)], options: ImportOptio
     let mut out = Imported::default();
     let mut entries = Vec::new();
     for (source, tool) in tools {
+        // Keys sorted whatever order the server or file wrote them in.
+        let tool = &{
+            let mut tool = tool.clone();
+            tool.sort_all_objects();
+            tool
+        };
         let file = format!("{module}.yaml ← {source}");
         let error = |rule: &str, message: String| Finding::error(rule, &file, Pos::default(), message);
         let Some(obj) = tool.as_object() else {
@@ -393,7 +399,12 @@ fn upstream_entry(entry: &mut Map<String, Value>, tool: &Value, tool_name: &str,
 }
 
 fn render_yaml(module: &str, description: &str, upstream: Option<&str>, entries: &[Value]) -> String {
-    let json = |v: &Value| serde_json::to_string(v).expect("values serialize");
+    // Keys sorted in every build, translated keywords included.
+    let json = |v: &Value| {
+        let mut v = v.clone();
+        v.sort_all_objects();
+        serde_json::to_string(&v).expect("values serialize")
+    };
     let mut out = String::new();
     match upstream {
         Some(server) => out.push_str(&format!("# Pinned from the MCP server [upstream.{server}] by `cargo capspec import mcp --upstream {server}`;\n# `--update` rewrites descriptions, schemas and pins and keeps categories, hints, deferred, direct, titles and aliases.\n")),
@@ -484,6 +495,8 @@ mod tests {
                 "env": {"type": "object", "propertyNames": {"pattern": "^[A-Z_]+$"}, "additionalProperties": {"type": "string"}}
             }
         });
+        // As `import_with` sees it: keys sorted.
+        schema.sort_all_objects();
         let mut dropped = Vec::new();
         strip_unsupported(&mut schema, "", &mut |k, at| dropped.push(format!("{k} at {at}")));
         assert_eq!(dropped, ["propertyNames at /properties/env/propertyNames", "exclusiveMinimum at /properties/ratio/exclusiveMinimum"]);

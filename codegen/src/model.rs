@@ -439,7 +439,7 @@ impl Schema {
         self.required.iter().any(|r| r == property)
     }
 
-    /// The schema back as JSON (keys in JSON Schema's usual order).
+    /// The schema back as JSON, every object's keys sorted.
     pub fn to_json(&self) -> Json {
         let mut map = serde_json::Map::new();
         if let Some(r) = &self.reference {
@@ -469,7 +469,7 @@ impl Schema {
         if !self.properties.is_empty() {
             map.insert(
                 "properties".into(),
-                Json::Object(self.properties.iter().map(|(k, s)| (k.clone(), s.to_json())).collect()),
+                sorted(self.properties.iter().map(|(k, s)| (k.clone(), s.to_json()))),
             );
         }
         if !self.required.is_empty() {
@@ -524,11 +524,21 @@ impl Schema {
         if !self.defs.is_empty() {
             map.insert(
                 "$defs".into(),
-                Json::Object(self.defs.iter().map(|(k, s)| (k.clone(), s.to_json())).collect()),
+                sorted(self.defs.iter().map(|(k, s)| (k.clone(), s.to_json()))),
             );
         }
+        map.sort_keys();
         Json::Object(map)
     }
+}
+
+/// An object of `entries`, its keys sorted in every build: serde_json's
+/// `preserve_order` (which any crate in a build may turn on) keeps
+/// insertion order, and generated files must not depend on it.
+fn sorted(entries: impl Iterator<Item = (String, Json)>) -> Json {
+    let mut map: serde_json::Map<String, Json> = entries.collect();
+    map.sort_keys();
+    Json::Object(map)
 }
 
 #[cfg(test)]

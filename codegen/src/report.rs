@@ -84,11 +84,13 @@ fn toml_string(s: &str) -> String {
 
 /// `json` plus `"suggested_allow"`: the TOML of [`suggested_allows`].
 pub fn json_with_suggestions(report: &Report) -> String {
-    let value = serde_json::json!({
+    let mut value = serde_json::json!({
         "findings": report.findings,
         "summary": report.summary(),
         "suggested_allow": suggested_allows(report),
     });
+    // Sorted keys in every build (with or without serde_json's `preserve_order`).
+    value.sort_all_objects();
     let mut out = serde_json::to_string_pretty(&value).expect("findings serialize");
     out.push('\n');
     out
@@ -140,7 +142,7 @@ pub fn sarif(report: &Report) -> String {
             result
         })
         .collect();
-    let log = json!({
+    let mut log = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
@@ -153,6 +155,7 @@ pub fn sarif(report: &Report) -> String {
             "results": results,
         }],
     });
+    log.sort_all_objects();
     let mut out = serde_json::to_string_pretty(&log).expect("SARIF serializes");
     out.push('\n');
     out
@@ -228,10 +231,12 @@ fn token_width(mut rest: impl Iterator<Item = char>) -> usize {
 
 /// `{"findings": [...], "summary": {"errors": N, "warnings": N}}`
 pub fn json(report: &Report) -> String {
-    let value = serde_json::json!({
+    let mut value = serde_json::json!({
         "findings": report.findings,
         "summary": report.summary(),
     });
+    // Sorted keys in every build (with or without serde_json's `preserve_order`).
+    value.sort_all_objects();
     let mut out = serde_json::to_string_pretty(&value).expect("findings serialize");
     out.push('\n');
     out

@@ -84,7 +84,8 @@ impl Node {
         }
     }
 
-    /// Convert to JSON (keys keep their document order).
+    /// Convert to JSON, every object's keys sorted (whether or not
+    /// serde_json's `preserve_order` is on in this build).
     pub fn to_json(&self) -> serde_json::Value {
         match &self.value {
             Value::Null => serde_json::Value::Null,
@@ -92,12 +93,11 @@ impl Node {
             Value::Number(n) => serde_json::Value::Number(n.clone()),
             Value::String(s) => serde_json::Value::String(s.clone()),
             Value::Seq(items) => serde_json::Value::Array(items.iter().map(Node::to_json).collect()),
-            Value::Map(entries) => serde_json::Value::Object(
-                entries
-                    .iter()
-                    .map(|(k, v)| (k.name.clone(), v.to_json()))
-                    .collect(),
-            ),
+            Value::Map(entries) => {
+                let mut map: serde_json::Map<String, serde_json::Value> = entries.iter().map(|(k, v)| (k.name.clone(), v.to_json())).collect();
+                map.sort_keys();
+                serde_json::Value::Object(map)
+            }
         }
     }
 }

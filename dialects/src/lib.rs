@@ -137,8 +137,16 @@ pub fn project(provider: Provider, name: &str, description: &str, schema: &Value
     if let Some(problem) = provider.name_problem(name) {
         return Err(Problem::Limit(problem));
     }
+    // Keys sorted in every build (serde_json's `preserve_order` keeps
+    // insertion order): what moves into a description, and in what order,
+    // must not depend on it.
+    let schema = &{
+        let mut schema = schema.clone();
+        schema.sort_all_objects();
+        schema
+    };
     let mut losses = Vec::new();
-    let tool = match provider {
+    let mut tool = match provider {
         Provider::OpenAi => {
             let parameters = openai::project(schema, &mut losses)?;
             json!({ "type": "function", "name": name, "description": description, "parameters": parameters, "strict": true })
@@ -154,6 +162,7 @@ pub fn project(provider: Provider, name: &str, description: &str, schema: &Value
             json!({ "name": name, "description": description, "parameters": parameters })
         }
     };
+    tool.sort_all_objects();
     Ok(Projected { tool, losses })
 }
 

@@ -96,7 +96,7 @@ fn fold_keys(map: Map<String, Value>, schema: &Validator) -> Map<String, Value> 
     }
     let mut out = Map::new();
     let mut pending = Vec::new();
-    for (key, value) in map {
+    for (key, value) in crate::json::sorted_owned(map) {
         if declared.contains(&key.as_str()) || !key.chars().any(|c| c.is_ascii_uppercase()) {
             out.insert(key, value);
         } else {
@@ -112,6 +112,7 @@ fn fold_keys(map: Map<String, Value>, schema: &Validator) -> Map<String, Value> 
             out.insert(key, value);
         }
     }
+    out.sort_keys();
     out
 }
 

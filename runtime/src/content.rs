@@ -188,7 +188,7 @@ fn walk(root: &Value, schema: &Value, value: Value, replace: &mut dyn FnMut(Part
             let properties = schema.get("properties").and_then(Value::as_object);
             let extra = schema.get("additionalProperties").filter(|s| s.is_object());
             Value::Object(
-                map.into_iter()
+                crate::json::sorted_owned(map)
                     .map(|(key, v)| {
                         let sub = properties.and_then(|p| p.get(&key)).or(extra);
                         let v = match sub {

@@ -36,6 +36,7 @@ mod code_first;
 mod coerce;
 pub mod content;
 mod forward;
+mod json;
 mod json_call;
 mod ladder;
 mod error;

@@ -177,6 +177,9 @@ fn mcp_json() -> Vec<String> {
                     tool.insert(key.into(), v.clone());
                 }
             }
+            let mut tool = Value::Object(tool);
+            // Keys sorted, whatever order this build's serde_json keeps.
+            tool.sort_all_objects();
             serde_json::to_string(&tool).unwrap()
         })
         .collect()

@@ -115,7 +115,12 @@ fn node_of(value: Value, pos: Pos) -> Node {
         Value::Number(n) => yaml::Value::Number(n),
         Value::String(s) => yaml::Value::String(s),
         Value::Array(items) => yaml::Value::Seq(items.into_iter().map(|v| node_of(v, pos)).collect()),
-        Value::Object(map) => yaml::Value::Map(map.into_iter().map(|(k, v)| (Key { name: k, pos }, node_of(v, pos))).collect()),
+        Value::Object(mut map) => {
+            // Key order in every build (serde_json's `preserve_order` keeps
+            // insertion order): properties list in name order.
+            map.sort_keys();
+            yaml::Value::Map(map.into_iter().map(|(k, v)| (Key { name: k, pos }, node_of(v, pos))).collect())
+        }
     };
     Node { value, pos }
 }

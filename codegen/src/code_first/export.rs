@@ -112,9 +112,11 @@ fn read_exports(dir: &Path, package: &str, root: &Path, workspace: Option<&Path>
     let mut out = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        let mut spec: Exported = serde_json::from_str(&text).map_err(|e| {
-            format!("`{package}` exported a spec this capspec cannot read ({e}); are the capspec runtime and xtask the same version?")
-        })?;
+        let unreadable = |e: serde_json::Error| format!("`{package}` exported a spec this capspec cannot read ({e}); are the capspec runtime and xtask the same version?");
+        let mut value: serde_json::Value = serde_json::from_str(&text).map_err(unreadable)?;
+        // Keys sorted in every build, as the spec loader sorts them.
+        value.sort_all_objects();
+        let mut spec: Exported = serde_json::from_value(value).map_err(unreadable)?;
         spec.package = package.to_string();
         spec.file = project_relative(&spec.file, root, workspace);
         out.push(spec);

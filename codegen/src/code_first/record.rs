@@ -56,7 +56,11 @@ pub(crate) fn render_record(specs: &[Exported]) -> String {
     let mut out = format!("{{\"generated\": {},\n\"capabilities\": [", Value::String(header));
     for (i, spec) in specs.iter().enumerate() {
         out.push_str(if i == 0 { "\n" } else { ",\n" });
-        out.push_str(&serde_json::to_string(spec).expect("records serialize"));
+        // The schema's keys sorted in every build (serde_json's
+        // `preserve_order` keeps the order the conversion inserted them).
+        let mut spec = spec.clone();
+        spec.input_schema.sort_all_objects();
+        out.push_str(&serde_json::to_string(&spec).expect("records serialize"));
     }
     out.push_str("\n]}\n");
     out

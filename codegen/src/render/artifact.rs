@@ -168,7 +168,9 @@ pub(crate) fn contract_fingerprint_with(module: &ModuleSpec, cap: &CapabilitySpe
 pub fn input_schema_json(cap: &CapabilitySpec) -> serde_json::Value {
     match &cap.input {
         Some(s) => s.to_json(),
-        None => serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        // Written in key order: `json!` keeps it when serde_json's
+        // `preserve_order` is on.
+        None => serde_json::json!({"additionalProperties": false, "properties": {}, "type": "object"}),
     }
 }
 

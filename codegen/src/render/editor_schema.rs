@@ -187,7 +187,8 @@ enum BoolOrSchema {
 /// `[generate] editor_schema`: JSON whose first line carries the generated
 /// marker (as a `$comment`).
 pub(super) fn editor_schema() -> String {
-    let schema = schemars::schema_for!(SpecFile);
+    let mut schema = schemars::schema_for!(SpecFile).to_value();
+    schema.sort_all_objects();
     let text = serde_json::to_string_pretty(&schema).expect("schema serializes");
     let marker = serde_json::to_string(&super::artifact::marker_line("the spec format of capspec-codegen")).expect("strings serialize");
     let body = text.strip_prefix("{\n").expect("a schema is a JSON object");

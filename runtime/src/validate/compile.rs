@@ -53,7 +53,7 @@ impl Compiler {
         match map.get("properties") {
             None => {}
             Some(Value::Object(props)) => {
-                for (k, v) in props {
+                for (k, v) in crate::json::sorted_entries(props) {
                     node.properties.push((k.clone(), self.compile(v, &format!("{pointer}/properties/{}", escape_pointer(k)))?));
                 }
             }

@@ -62,7 +62,7 @@ impl Validator {
         Ok(Validator { root: compiler.compile(schema, "")?, defs, any_default: mentions_default(schema) })
     }
 
-    /// All violations (up to a small bound), in document order.
+    /// All violations (up to a small bound), properties in name order.
     pub fn validate(&self, value: &Value) -> Vec<Violation> {
         let mut out = Vec::new();
         self.check(&self.root, value, &mut String::new(), &mut out, 0);
@@ -230,7 +230,7 @@ impl Validator {
                         fail(pointer, format!("missing required property `{key}`"));
                     }
                 }
-                for (key, v) in map {
+                for (key, v) in crate::json::sorted_entries(map) {
                     let len = pointer.len();
                     pointer.push('/');
                     if key.contains(['~', '/']) {
