@@ -1,61 +1,13 @@
 //! The spec model: what a validated spec set is. Every renderer takes a
 //! [`SpecSet`] and nothing else.
 
-use std::fmt;
 
 use serde_json::Value as Json;
 
 use crate::yaml::Pos;
 
-/// The safety category of a capability. Closed and required: there is no
-/// default, so an unclassified capability cannot load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Category {
-    /// Inspects state and mutates nothing anywhere.
-    Read,
-    /// Edits persisted state, local or remote.
-    Write,
-    /// Runs code, ships a deliverable, triggers automation.
-    Execute,
-    /// Acts through a third party or runs many actions at once.
-    External,
-}
-
-impl Category {
-    /// Every category, from the loosest gate to the tightest.
-    pub const ALL: [Category; 4] = [Category::Read, Category::Write, Category::Execute, Category::External];
-
-    /// The category as written in specs: `read`, `write`, `execute`, `external`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Category::Read => "read",
-            Category::Write => "write",
-            Category::Execute => "execute",
-            Category::External => "external",
-        }
-    }
-
-    /// The category written as `text`, if it is one.
-    pub fn parse(text: &str) -> Option<Category> {
-        Category::ALL.into_iter().find(|c| c.as_str() == text)
-    }
-
-    /// What reclassifying `from` → `to` does to the gate: `write → read`
-    /// loosens it, `read → write` tightens it; `None` when equal.
-    pub fn direction(from: Category, to: Category) -> Option<&'static str> {
-        match to.cmp(&from) {
-            std::cmp::Ordering::Less => Some("loosens the gate"),
-            std::cmp::Ordering::Greater => Some("tightens the gate"),
-            std::cmp::Ordering::Equal => None,
-        }
-    }
-}
-
-impl fmt::Display for Category {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// The safety category of a capability, shared with the runtime.
+pub use capspec_policy::Category;
 
 /// All validated modules, sorted by name; capabilities sorted by name inside
 /// each module. Built only by the loader.

@@ -13,79 +13,29 @@ use crate::spec::Category;
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// The permission mode of a run. It may change between calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// Read only: everything else is blocked.
-    Plan,
-    /// Read runs; everything else asks.
-    Default,
-    /// Read and write run; execute and external ask.
-    AcceptEdits,
-    /// Everything runs.
-    Auto,
-}
+pub use capspec_policy::{Mode, Verdict};
 
-impl Mode {
-    /// Every mode, from the strictest to the most permissive.
-    pub const ALL: [Mode; 4] = [Mode::Plan, Mode::Default, Mode::AcceptEdits, Mode::Auto];
-
-    /// The mode as written on the command line and in receipts.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Plan => "plan",
-            Mode::Default => "default",
-            Mode::AcceptEdits => "accept_edits",
-            Mode::Auto => "auto",
-        }
-    }
-
-    /// Parses `plan`, `default`, `accept_edits` (or `accept-edits`), `auto`.
-    pub fn parse(text: &str) -> Option<Mode> {
-        match text {
-            "plan" => Some(Mode::Plan),
-            "default" => Some(Mode::Default),
-            "accept_edits" | "accept-edits" => Some(Mode::AcceptEdits),
-            "auto" => Some(Mode::Auto),
-            _ => None,
-        }
-    }
-
-    fn to_u8(self) -> u8 {
-        self as u8
-    }
-
-    fn from_u8(v: u8) -> Mode {
-        match v {
-            0 => Mode::Plan,
-            1 => Mode::Default,
-            2 => Mode::AcceptEdits,
-            _ => Mode::Auto,
-        }
-    }
-}
-
-/// What the matrix says before anyone is asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Verdict {
-    /// Run it.
-    Allow,
-    /// Ask the run's approver.
-    Ask,
-    /// Refuse it (`blocked_in_plan_mode`).
-    Block,
-}
-
-/// The mode × category matrix: allow, ask or block.
+/// The mode × category matrix: allow, ask or block (written once, in
+/// `capspec-policy`, which the generator's policy tests use too).
 pub fn decide(mode: Mode, category: Category) -> Verdict {
-    use Category::*;
-    match (mode, category) {
-        (_, Read) => Verdict::Allow,
-        (Mode::Plan, _) => Verdict::Block,
-        (Mode::Default, _) => Verdict::Ask,
-        (Mode::AcceptEdits, Write) => Verdict::Allow,
-        (Mode::AcceptEdits, _) => Verdict::Ask,
-        (Mode::Auto, _) => Verdict::Allow,
+    capspec_policy::floor(mode, category)
+}
+
+fn mode_to_u8(mode: Mode) -> u8 {
+    match mode {
+        Mode::Plan => 0,
+        Mode::Default => 1,
+        Mode::AcceptEdits => 2,
+        Mode::Auto => 3,
+    }
+}
+
+fn mode_from_u8(v: u8) -> Mode {
+    match v {
+        0 => Mode::Plan,
+        1 => Mode::Default,
+        2 => Mode::AcceptEdits,
+        _ => Mode::Auto,
     }
 }
 
@@ -203,19 +153,19 @@ pub struct ModeHandle(Arc<AtomicU8>);
 impl ModeHandle {
     /// Switch the mode; the next call sees it.
     pub fn set(&self, mode: Mode) {
-        self.0.store(mode.to_u8(), Ordering::SeqCst);
+        self.0.store(mode_to_u8(mode), Ordering::SeqCst);
     }
 
     /// The current mode.
     pub fn get(&self) -> Mode {
-        Mode::from_u8(self.0.load(Ordering::SeqCst))
+        mode_from_u8(self.0.load(Ordering::SeqCst))
     }
 }
 
 impl Gate {
     /// A gate in `mode` that asks `approver` and remembers session allows in `session`.
     pub fn new(mode: Mode, approver: Arc<dyn Approver>, session: SessionAllow) -> Gate {
-        Gate { mode: Arc::new(AtomicU8::new(mode.to_u8())), approver, session }
+        Gate { mode: Arc::new(AtomicU8::new(mode_to_u8(mode))), approver, session }
     }
 
     /// A gate with nobody to ask: `ask` cases are denied, naming `host`.
@@ -225,12 +175,12 @@ impl Gate {
 
     /// The current mode.
     pub fn mode(&self) -> Mode {
-        Mode::from_u8(self.mode.load(Ordering::SeqCst))
+        mode_from_u8(self.mode.load(Ordering::SeqCst))
     }
 
     /// Switch the mode; the next call sees it.
     pub fn set_mode(&self, mode: Mode) {
-        self.mode.store(mode.to_u8(), Ordering::SeqCst);
+        self.mode.store(mode_to_u8(mode), Ordering::SeqCst);
     }
 
     /// A handle that changes this gate's mode from elsewhere.

@@ -1,39 +1,10 @@
 //! What generated bindings declare: a capability's [`Spec`], its
 //! [`Category`], and a [`Module`] of them.
 
-use std::fmt;
 
-/// The safety category of a capability: a closed enum with no default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Category {
-    /// Inspects state and mutates nothing anywhere.
-    Read,
-    /// Edits persisted state, local or remote.
-    Write,
-    /// Runs code, ships a deliverable, triggers automation.
-    Execute,
-    /// Acts through a third party or runs many actions at once.
-    External,
-}
-
-impl Category {
-    /// The category as written in specs: `read`, `write`, `execute`, `external`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Category::Read => "read",
-            Category::Write => "write",
-            Category::Execute => "execute",
-            Category::External => "external",
-        }
-    }
-}
-
-impl fmt::Display for Category {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// The safety category of a capability: a closed enum with no default
+/// (the same type the generator checks specs with).
+pub use capspec_policy::Category;
 
 /// One capability's spec, as generated into a host's bindings
 /// (`pub const SPEC: capspec::Spec`). Everything is `'static` so the whole
