@@ -88,6 +88,19 @@ pub(crate) enum ImportSource {
 }
 
 #[derive(Subcommand)]
+pub(crate) enum PolicyCommand {
+    /// Run the policy tests (`<[policy] dir>/tests.yaml`) alone and print each request's
+    /// decision — allow, ask or deny — with the policies that made it (or "mode × category"
+    /// when none applied). `check` runs the same tests; a decision that differs from the
+    /// test's `expect` is a policy/test finding, and the exit code is 1.
+    #[command(after_help = CONFIG_HELP)]
+    Test {
+        #[command(flatten)]
+        root: RootArg,
+    },
+}
+
+#[derive(Subcommand)]
 pub(crate) enum Command {
     /// Turn another tool surface into a capspec spec file.
     #[command(subcommand)]
@@ -137,6 +150,9 @@ pub(crate) enum Command {
     /// as check (the [coverage] sources and tests), so it needs no sync; never writes.
     #[command(after_help = CONFIG_HELP)]
     Coverage(CoverageArgs),
+    /// The project's Cedar policies (DESIGN §14): `policy test` runs <dir>/tests.yaml alone.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Validate specs and config, compare every generated file with what the specs produce,
     /// and report every finding (never writes).
     #[command(after_help = check_help())]

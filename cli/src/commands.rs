@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use capspec_codegen::report::{self, Format};
 use clap::{CommandFactory, FromArgMatches};
 
-use crate::args::{Cli, Command, CoverageArgs, FormatArg, ImportSource, TableFormat};
+use crate::args::{Cli, Command, CoverageArgs, FormatArg, ImportSource, PolicyCommand, TableFormat};
 
 /// `root` relative to the current directory (`/`-separated) when it lies
 /// below it; `None` when it is the current directory or elsewhere.
@@ -110,6 +110,33 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                 Err(err) => {
                     eprintln!("error: {err}");
                     2
+                }
+            }
+        }
+        Command::Policy(PolicyCommand::Test { root }) => {
+            let root = match root.resolve() {
+                Ok(root) => root,
+                Err(err) => return fatal(err),
+            };
+            match capspec_codegen::check::policy_test(&root) {
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    2
+                }
+                Ok((lines, report)) => {
+                    for line in &lines {
+                        println!("{line}");
+                    }
+                    if !report.findings.is_empty() {
+                        print!("{}", report::render(&report, Format::Human));
+                    }
+                    let summary = report.summary();
+                    if lines.is_empty() && report.findings.is_empty() {
+                        println!("policy test: no policy tests (the policy directory has no tests.yaml)");
+                    } else {
+                        println!("policy test: {} run, {} error(s)", lines.len(), summary.errors);
+                    }
+                    u8::from(summary.errors > 0)
                 }
             }
         }

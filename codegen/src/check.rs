@@ -42,6 +42,11 @@ pub fn check_with(root: &Path, options: &CheckOptions) -> Result<Report, FatalEr
     let mut scan = None;
     if let Some(Rendered { targets, artifacts }) = rendered {
         findings.extend(crate::drift::drift(root, &targets, &artifacts));
+        if let Some(policy) = project.config.as_ref().and_then(|c| c.policy.as_ref()) {
+            let schema_path = format!("{}/{}", targets.catalog, crate::render::cedar::FILE);
+            let schema = artifacts.iter().find(|a| a.path == schema_path).map(|a| a.contents.as_str()).unwrap_or_default();
+            findings.extend(crate::policy::findings(root, &policy.dir, &project.loaded.set, schema, &mut sources));
+        }
         if let Some(config) = &project.config {
             let mut scanned = crate::coverage::scan(root, config);
             findings.extend(crate::coverage::findings(&project.loaded.set, &scanned));
@@ -64,6 +69,28 @@ pub fn check_with(root: &Path, options: &CheckOptions) -> Result<Report, FatalEr
     }
     Finding::sort(&mut findings);
     Ok(Report { findings, sources })
+}
+
+/// `policy test` (DESIGN §14): run the project's policy tests alone. The
+/// lines say each test's decision and the policies that made it; the
+/// report holds the `policy/*` findings. Spec errors stop it (they are in
+/// the report, with no lines).
+pub fn policy_test(root: &Path) -> Result<(Vec<String>, Report), FatalError> {
+    let project = project::open_with(root, None)?;
+    let mut sources = project.loaded.sources;
+    let mut findings: Vec<Finding> = project.config_findings;
+    findings.extend(project.loaded.findings.iter().filter(|f| f.severity == crate::finding::Severity::Error).cloned());
+    let policy = project.config.as_ref().and_then(|c| c.policy.as_ref());
+    let lines = match policy {
+        Some(policy) if findings.is_empty() => {
+            let (lines, found) = crate::policy::test_report(root, &policy.dir, &project.loaded.set, &mut sources);
+            findings.extend(found);
+            lines
+        }
+        _ => Vec::new(),
+    };
+    Finding::sort(&mut findings);
+    Ok((lines, Report { findings, sources }))
 }
 
 /// For a `#[test]`: panic with the rendered findings unless `check` is clean

@@ -51,6 +51,9 @@ pub mod import;
 pub mod load;
 pub mod model;
 mod parallel;
+mod policy;
+#[cfg(feature = "policy")]
+mod policy_tests;
 mod provider;
 pub mod project;
 pub mod render;

@@ -84,6 +84,11 @@ rules! {
     UPSTREAM_REMOVED = "upstream/removed", false, "with --upstream: a pinned tool the server no longer lists";
     UPSTREAM_ADDED = "upstream/added", true, "with --upstream, warning: a tool the server lists that no capability pins (not mounted until imported)";
     UPSTREAM_UNREACHABLE = "upstream/unreachable", false, "with --upstream: the server did not start, connect or list its tools within its timeout";
+    POLICY_PARSE = "policy/parse", false, "a .cedar file or the policy tests file does not parse, or a policy id is used twice (located)";
+    POLICY_INVALID = "policy/invalid", false, "a policy fails Cedar's strict validation against the schema the specs produce: an unknown capability, module, category or principal attribute, an argument the capability does not take, a type error, an optional argument read without `has` (located; says what the spec has instead)";
+    POLICY_TEST = "policy/test", false, "a policy test's expected decision differs from the decision (located at the test; names the policies that decided)";
+    POLICY_UNREACHABLE = "policy/unreachable", true, "warning: a permit that a forbid covers for every request, or an @ask permit shadowed the same way";
+    POLICY_FEATURE = "policy/feature", false, "the project has policies, but this capspec was built without its `policy` feature (the message says how to turn it on)";
     IMPORT_INVALID = "import/invalid-tool", false, "import mcp: a tool entry that is not a usable MCP tool object";
     IMPORT_NAME = "import/invalid-name", false, "import mcp: a tool name that is not a valid capability name";
     IMPORT_COLLISION = "import/duplicate-name", false, "import mcp: two tools with the same name";

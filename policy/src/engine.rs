@@ -223,7 +223,7 @@ impl Policies {
         let mut infos: Vec<PolicyInfo> = Vec::new();
         for source in sources {
             let located = |offset: usize, message: String| {
-                let (line, column) = statements::line_col(&source.text, offset);
+                let (line, column) = crate::line_col(&source.text, offset);
                 ParseError { file: source.file.clone(), line, column, message }
             };
             let parsed = match PolicySet::from_str(&source.text) {
@@ -243,7 +243,7 @@ impl Policies {
             for n in 0.. {
                 let Some(policy) = parsed.policy(&PolicyId::new(format!("policy{n}"))) else { break };
                 let offset = starts.get(n).copied().unwrap_or(0);
-                let (line, column) = statements::line_col(&source.text, offset);
+                let (line, column) = crate::line_col(&source.text, offset);
                 let label = match policy.annotation("id") {
                     Some(id) => id.to_string(),
                     None => format!("{}:{line}", source.file),

@@ -24,6 +24,8 @@ mod value;
 #[cfg(feature = "cedar")]
 pub use cedar_policy;
 #[cfg(feature = "cedar")]
+pub use miette;
+#[cfg(feature = "cedar")]
 pub use engine::{Evaluation, LoadError, ParseError, Policies, PolicyInfo, Request, Source};
 
 /// The safety category of a capability. Closed and required: there is no
@@ -213,6 +215,19 @@ pub fn module_group(module: &str) -> String {
 /// A capability's action id: its qualified name, `notes.write_note`.
 pub fn action_id(module: &str, capability: &str) -> String {
     format!("{module}.{capability}")
+}
+
+/// The 1-based line and column (in characters) of byte `offset` of `text`:
+/// where a Cedar diagnostic's label points, as findings locate it.
+pub fn line_col(text: &str, offset: usize) -> (u32, u32) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line as u32, column as u32)
 }
 
 #[cfg(test)]

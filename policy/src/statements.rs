@@ -42,21 +42,10 @@ pub(crate) fn starts(text: &str) -> Vec<usize> {
     out
 }
 
-/// The 1-based line and column (in characters) of byte `offset` of `text`.
-pub(crate) fn line_col(text: &str, offset: usize) -> (u32, u32) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-    (line as u32, column as u32)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::line_col;
 
     #[test]
     fn statements_start_at_their_annotation_or_effect_past_comments_and_strings() {

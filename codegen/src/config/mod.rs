@@ -52,7 +52,9 @@ pub struct Config {
     /// `[upstream.NAME]`: the MCP servers whose tools upstream modules pin, by name.
     pub upstreams: std::collections::BTreeMap<String, Upstream>,
     /// `[policy] dir = "policies"`: the project's Cedar policies (DESIGN
-    /// §14); with it, `sync` writes `<catalog>/capspec.cedarschema`.
+    /// §14), present when the section is or the default directory exists;
+    /// with it, `sync` writes `<catalog>/capspec.cedarschema` and `check`
+    /// checks the policies.
     pub policy: Option<PolicyConfig>,
 }
 
@@ -251,10 +253,14 @@ impl Reader<'_> {
             },
         };
         let upstreams = self.upstreams(table);
-        let policy = self.section(table, "policy").map(|policy_table| {
-            self.unknown_keys(policy_table, &["dir"], "[policy]");
-            PolicyConfig { dir: self.path(policy_table.get_key_value("dir"), defaults::POLICY_DIR) }
-        });
+        let policy = match self.section(table, "policy") {
+            Some(policy_table) => {
+                self.unknown_keys(policy_table, &["dir"], "[policy]");
+                Some(PolicyConfig { dir: self.path(policy_table.get_key_value("dir"), defaults::POLICY_DIR) })
+            }
+            // The default directory, when it exists: no directory, no policies.
+            None => root.join(defaults::POLICY_DIR).is_dir().then(|| PolicyConfig { dir: defaults::POLICY_DIR.into() }),
+        };
         Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, code_first, allow, upstreams, policy })
     }
 

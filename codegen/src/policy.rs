@@ -1,0 +1,224 @@
+//! `check`'s policy half (DESIGN §14): the project's Cedar policies parsed,
+//! validated strictly against the schema the specs produce, their tests
+//! (`<dir>/tests.yaml`) run, and shadowed permits reported. Every finding
+//! is located in the `.cedar` or tests file.
+//!
+//! Cedar is behind the feature `policy`; without it, a project that has
+//! policies gets one finding saying how to turn it on.
+
+use std::path::Path;
+
+use crate::finding::Finding;
+use crate::model::SpecSet;
+use crate::rules::*;
+use crate::source::Sources;
+use crate::yaml::Pos;
+
+/// The `*.cedar` files directly in `dir` (relative to `root`), sorted.
+fn cedar_files(root: &Path, dir: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else { return Vec::new() };
+    let mut files: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cedar") && p.is_file())
+        .filter_map(|p| p.file_name().map(|n| format!("{}/{}", dir.trim_end_matches('/'), n.to_string_lossy())))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The policy findings of the project at `root` whose policies live in
+/// `dir`; `schema` is the Cedar schema text the specs produce.
+#[cfg(not(feature = "policy"))]
+pub(crate) fn findings(root: &Path, dir: &str, _set: &SpecSet, _schema: &str, _sources: &mut Sources) -> Vec<Finding> {
+    let files = cedar_files(root, dir);
+    match files.first() {
+        None => Vec::new(),
+        Some(first) => vec![Finding::error(
+            POLICY_FEATURE,
+            first,
+            Pos { line: 1, column: 1 },
+            format!(
+                "`{dir}/` holds {} polic{} file{}, but this capspec was built without policy support, so they are neither checked nor enforced: turn on the `policy` feature: add `\"policy\"` to `features` of `capspec-cli` in the xtask's Cargo.toml (the installed `cargo capspec` has it)",
+                files.len(),
+                if files.len() == 1 { "y" } else { "ies" },
+                if files.len() == 1 { "" } else { "s" },
+            ),
+        )],
+    }
+}
+
+/// Without Cedar, `policy test` has nothing to run: the one finding says why.
+#[cfg(not(feature = "policy"))]
+pub(crate) fn test_report(root: &Path, dir: &str, set: &SpecSet, sources: &mut Sources) -> (Vec<String>, Vec<Finding>) {
+    (Vec::new(), findings(root, dir, set, "", sources))
+}
+
+#[cfg(feature = "policy")]
+pub(crate) use checked::{findings, test_report};
+
+#[cfg(feature = "policy")]
+mod checked {
+    use super::*;
+    use crate::policy_tests;
+    use capspec_policy::cedar_policy::{PolicySet, Schema, ValidationMode, Validator};
+    use capspec_policy::{Policies, Source};
+
+    /// Parse, validate, test and look for shadowed permits.
+    pub(crate) fn findings(root: &Path, dir: &str, set: &SpecSet, schema: &str, sources: &mut Sources) -> Vec<Finding> {
+        let mut out = Vec::new();
+        let mut texts = Vec::new();
+        for file in cedar_files(root, dir) {
+            match std::fs::read_to_string(root.join(&file)) {
+                Ok(text) => {
+                    sources.insert(&file, text.clone());
+                    texts.push(Source { file, text });
+                }
+                Err(e) => out.push(Finding::error(POLICY_PARSE, &file, Pos::default(), format!("cannot read the policy file: {e}"))),
+            }
+        }
+        let policies = match Policies::parse(&texts) {
+            Ok(policies) => policies,
+            Err(errors) => {
+                out.extend(errors.into_iter().map(|e| Finding::error(POLICY_PARSE, &e.file, Pos { line: e.line, column: e.column }, e.message)));
+                return out;
+            }
+        };
+        let schema = match Schema::from_cedarschema_str(schema) {
+            Ok((schema, _warnings)) => schema,
+            Err(e) => {
+                // The generator wrote it: a failure here is capspec's bug, said so.
+                out.push(Finding::error(POLICY_INVALID, &format!("{dir}/"), Pos::default(), format!("capspec's own Cedar schema does not parse ({e}); please report this")));
+                return out;
+            }
+        };
+        out.extend(validate(&policies, &schema, &texts, set));
+        out.extend(unreachable(&policies, set));
+        let tests = policy_tests::run(root, dir, set, &policies, sources);
+        out.extend(tests.findings);
+        out
+    }
+
+    /// What `cargo xtask policy test` prints: each test's decision with the
+    /// policies that made it, and the findings (parse errors included).
+    pub(crate) fn test_report(root: &Path, dir: &str, set: &SpecSet, sources: &mut Sources) -> (Vec<String>, Vec<Finding>) {
+        let mut texts = Vec::new();
+        for file in cedar_files(root, dir) {
+            if let Ok(text) = std::fs::read_to_string(root.join(&file)) {
+                sources.insert(&file, text.clone());
+                texts.push(Source { file, text });
+            }
+        }
+        match Policies::parse(&texts) {
+            Ok(policies) => {
+                let run = policy_tests::run(root, dir, set, &policies, sources);
+                (run.lines, run.findings)
+            }
+            Err(errors) => (Vec::new(), errors.into_iter().map(|e| Finding::error(POLICY_PARSE, &e.file, Pos { line: e.line, column: e.column }, e.message)).collect()),
+        }
+    }
+
+    /// Strict validation, each error located in its policy's file, with
+    /// what the specs have for the actions the policy names.
+    fn validate(policies: &Policies, schema: &Schema, texts: &[Source], set: &SpecSet) -> Vec<Finding> {
+        use capspec_policy::miette::Diagnostic as _;
+        let result = Validator::new(schema.clone()).validate(policies.set(), ValidationMode::Strict);
+        let mut out = Vec::new();
+        for error in result.validation_errors() {
+            let Some(info) = policies.info(error.policy_id()) else { continue };
+            let text = texts.iter().find(|t| t.file == info.file).map(|t| t.text.as_str()).unwrap_or("");
+            let offset = error.labels().and_then(|mut l| l.next()).map(|l| l.offset());
+            let pos = match offset {
+                Some(offset) => {
+                    let (line, column) = capspec_policy::line_col(text, offset);
+                    Pos { line, column }
+                }
+                None => Pos { line: info.line, column: info.column },
+            };
+            // Cedar's message names the policy ("for policy `…`").
+            let mut message = error.to_string();
+            if let Some(help) = error.help() {
+                message.push_str(&format!(" ({help})"));
+            }
+            if let Some(has) = spec_has(policies.set(), &info.id, set) {
+                message.push_str(&format!("; {has}"));
+            }
+            out.push(Finding::error(POLICY_INVALID, &info.file, pos, message));
+        }
+        out
+    }
+
+    /// What the specs have for the actions `id`'s scope names: each named
+    /// capability's arguments, or that it does not exist (with a "did you
+    /// mean").
+    fn spec_has(set_of: &PolicySet, id: &capspec_policy::cedar_policy::PolicyId, set: &SpecSet) -> Option<String> {
+        use capspec_policy::cedar_policy::ActionConstraint;
+        let policy = set_of.policy(id)?;
+        let named: Vec<String> = match policy.action_constraint() {
+            ActionConstraint::Any => return None,
+            ActionConstraint::Eq(uid) => vec![uid.id().unescaped().to_string()],
+            ActionConstraint::In(uids) => uids.iter().map(|u| u.id().unescaped().to_string()).collect(),
+        };
+        let qualified: Vec<String> = set.capabilities().map(|(m, c)| capspec_policy::action_id(&m.name, &c.name)).collect();
+        let mut parts = Vec::new();
+        for name in named.iter().filter(|n| !n.starts_with("module:") && !n.starts_with("category:")) {
+            match set.capabilities().find(|(m, c)| &capspec_policy::action_id(&m.name, &c.name) == name) {
+                Some((_, cap)) => {
+                    let typed = capspec_policy::types::input_type(&crate::render::input_schema_json(cap));
+                    let args: Vec<String> = typed.attributes.iter().map(|a| format!("`{}`{}", a.name, if a.required { "" } else { "?" })).collect();
+                    parts.push(if args.is_empty() { format!("the spec's `{name}` takes no arguments") } else { format!("the spec's `{name}` takes {}", args.join(", ")) });
+                }
+                None => parts.push(format!("the specs have no capability `{name}`{}", capspec_names::did_you_mean(name, qualified.iter().map(String::as_str)))),
+            }
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// `permit`s a condition-free `forbid` covers for every request: the
+    /// forbid's principal and resource are unconstrained and its action
+    /// scope covers the permit's (any action, the same action, or a group
+    /// every named action is in).
+    fn unreachable(policies: &Policies, specs: &SpecSet) -> Vec<Finding> {
+        use capspec_policy::Effect;
+        use capspec_policy::cedar_policy::{ActionConstraint, PrincipalConstraint, ResourceConstraint};
+        let set = policies.set();
+        let blanket: Vec<_> = policies
+            .infos()
+            .iter()
+            .filter(|p| p.effect == Effect::Forbid)
+            .filter_map(|p| set.policy(&p.id).map(|policy| (p, policy)))
+            .filter(|(_, f)| !f.has_non_scope_constraint() && f.principal_constraint() == PrincipalConstraint::Any && f.resource_constraint() == ResourceConstraint::Any)
+            .collect();
+        let mut out = Vec::new();
+        for info in policies.infos().iter().filter(|p| p.effect != Effect::Forbid) {
+            let Some(permit) = set.policy(&info.id) else { continue };
+            // An action is in itself, its module's group and its category's.
+            let in_group = |action: &capspec_policy::cedar_policy::EntityUid, groups: &[capspec_policy::cedar_policy::EntityUid]| {
+                let id = action.id().unescaped();
+                let mut own = vec![id.to_string()];
+                if let Some((module, cap)) = specs.capabilities().find(|(m, c)| capspec_policy::action_id(&m.name, &c.name) == id) {
+                    own.push(capspec_policy::module_group(&module.name));
+                    own.push(capspec_policy::category_group(cap.category));
+                }
+                groups.iter().any(|g| g.type_name() == action.type_name() && own.iter().any(|o| o == g.id().unescaped()))
+            };
+            let covering = blanket.iter().find(|(_, forbid)| match (forbid.action_constraint(), permit.action_constraint()) {
+                (ActionConstraint::Any, _) => true,
+                (ActionConstraint::Eq(f), ActionConstraint::Eq(p)) => f == p,
+                (ActionConstraint::In(groups), ActionConstraint::Eq(p)) => in_group(&p, &groups),
+                (ActionConstraint::In(groups), ActionConstraint::In(named)) => named.iter().all(|n| groups.contains(n) || in_group(n, &groups)),
+                _ => false,
+            });
+            if let Some((forbid, _)) = covering {
+                let what = if info.effect == Effect::Ask { "`@ask` permit" } else { "permit" };
+                out.push(Finding::warning(
+                    POLICY_UNREACHABLE,
+                    &info.file,
+                    Pos { line: info.line, column: info.column },
+                    format!("the {what} `{}` never decides: `{}` ({}:{}) forbids every request it could match", info.label, forbid.label, forbid.file, forbid.line),
+                ));
+            }
+        }
+        out
+    }
+}
