@@ -149,8 +149,7 @@ mod checked {
     }
 
     /// What the specs have for the actions `id`'s scope names: each named
-    /// capability's arguments, or that it does not exist (with a "did you
-    /// mean").
+    /// capability's arguments, or that it does not exist.
     fn spec_has(set_of: &PolicySet, id: &capspec_policy::cedar_policy::PolicyId, set: &SpecSet) -> Option<String> {
         use capspec_policy::cedar_policy::ActionConstraint;
         let policy = set_of.policy(id)?;
@@ -159,7 +158,6 @@ mod checked {
             ActionConstraint::Eq(uid) => vec![uid.id().unescaped().to_string()],
             ActionConstraint::In(uids) => uids.iter().map(|u| u.id().unescaped().to_string()).collect(),
         };
-        let qualified: Vec<String> = set.capabilities().map(|(m, c)| capspec_policy::action_id(&m.name, &c.name)).collect();
         let mut parts = Vec::new();
         for name in named.iter().filter(|n| !n.starts_with("module:") && !n.starts_with("category:")) {
             match set.capabilities().find(|(m, c)| &capspec_policy::action_id(&m.name, &c.name) == name) {
@@ -168,7 +166,8 @@ mod checked {
                     let args: Vec<String> = typed.attributes.iter().map(|a| format!("`{}`{}", a.name, if a.required { "" } else { "?" })).collect();
                     parts.push(if args.is_empty() { format!("the spec's `{name}` takes no arguments") } else { format!("the spec's `{name}` takes {}", args.join(", ")) });
                 }
-                None => parts.push(format!("the specs have no capability `{name}`{}", capspec_names::did_you_mean(name, qualified.iter().map(String::as_str)))),
+                // Cedar's own message already says which action was meant.
+                None => parts.push(format!("the specs have no capability `{name}`")),
             }
         }
         (!parts.is_empty()).then(|| parts.join("; "))

@@ -353,8 +353,16 @@ impl Policies {
         let context = Context::from_pairs(context).expect("context attribute names are unique");
         let principal = EntityUid::from_type_name_and_id(self.user.clone(), EntityId::new(request.principal));
         let parents: HashSet<EntityUid> = request.groups.iter().map(|g| EntityUid::from_type_name_and_id(self.group.clone(), EntityId::new(g))).collect();
-        let entities = Entities::from_entities([Entity::new_no_attrs(principal.clone(), parents)], None).expect("one entity, no schema");
         let action = EntityUid::from_type_name_and_id(self.action.clone(), EntityId::new(crate::action_id(request.module, request.capability)));
+        // The action's groups, as the schema declares them: without a
+        // schema at evaluation, `action in Action::"category:write"` holds
+        // only if the action entity says so.
+        let groups: HashSet<EntityUid> = [module_group(request.module), category_group(request.category)]
+            .into_iter()
+            .map(|g| EntityUid::from_type_name_and_id(self.action.clone(), EntityId::new(g)))
+            .collect();
+        let entities = Entities::from_entities([Entity::new_no_attrs(principal.clone(), parents), Entity::new_no_attrs(action.clone(), groups)], None)
+            .expect("two entities, no schema");
         let resource = EntityUid::from_type_name_and_id(self.module.clone(), EntityId::new(request.module));
         let cedar_request = cedar_policy::Request::new(principal, action, resource, context, None).expect("no schema to check against");
         let response = self.authorizer.is_authorized(&cedar_request, &applicable, &entities);

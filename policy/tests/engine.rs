@@ -117,10 +117,15 @@ fn only_the_policies_naming_the_action_or_its_groups_are_evaluated() {
     };
     assert_eq!(ids("m7", Category::Write), ["module", "p7", "writes"]);
     assert_eq!(ids("m8", Category::Read), ["p8"]);
-    assert_eq!(p.evaluate(&Request {
-        principal: "x", groups: &[], module: "m8", capability: "c", category: Category::Read, mode: Mode::Auto,
-        input: &json!({}), input_type: &[], upstream: None,
-    }).effect, Some(Effect::Forbid));
+    let evaluate = |module: &str, category| {
+        let e = p.evaluate(&Request { principal: "x", groups: &[], module, capability: "c", category, mode: Mode::Auto, input: &json!({}), input_type: &[], upstream: None });
+        (e.effect, e.policies)
+    };
+    assert_eq!(evaluate("m8", Category::Read), (Some(Effect::Forbid), vec!["p8".to_string()]));
+    // Group scopes hold at evaluation: the action is in its module's and category's groups.
+    assert_eq!(evaluate("zz", Category::Write), (Some(Effect::Permit), vec!["writes".to_string()]));
+    assert_eq!(evaluate("m7", Category::Read), (Some(Effect::Forbid), vec!["p7".to_string()]));
+    assert_eq!(evaluate("zz", Category::Read), (None, vec![]));
 }
 
 #[test]
