@@ -24,11 +24,13 @@ pub(crate) struct Reached<'a, E> {
     pub(crate) decision: Option<GateDecision>,
     pub(crate) result: Result<Value, CallError>,
     pub(crate) journal: Journaled,
+    /// The policies that decided (DESIGN §14), or would have in log mode.
+    pub(crate) policy: Vec<String>,
 }
 
 impl<'a, E> Reached<'a, E> {
     pub(crate) fn refused(capability: &'a str, entry: Option<&'a E>, decision: Option<GateDecision>, err: CallError) -> Reached<'a, E> {
-        Reached { capability, entry, decision, result: Err(err), journal: Journaled::Not }
+        Reached { capability, entry, decision, result: Err(err), journal: Journaled::Not, policy: Vec::new() }
     }
 }
 

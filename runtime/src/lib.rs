@@ -49,6 +49,7 @@ pub mod mcp;
 pub mod upstream;
 pub mod provider;
 mod principal;
+pub mod policy;
 mod receipt;
 mod registry;
 pub mod replay;

@@ -83,6 +83,10 @@ pub struct Receipt {
     /// The upstream MCP server that implements the capability (DESIGN §12).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<String>,
+    /// The policies that decided the call (DESIGN §14; in log mode, those
+    /// that would have), by `@id` or `file:line`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub policy: Vec<String>,
 }
 
 fn shared_str<S: serde::Serializer>(s: &Arc<str>, serializer: S) -> Result<S::Ok, S::Error> {

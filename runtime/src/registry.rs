@@ -12,7 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{CallError, CapError, ErrorCode};
-use crate::gate::{Approval, ApprovalRequest, BoxFuture, Verdict, decide};
+use crate::gate::{Approval, ApprovalRequest, BoxFuture};
+use crate::policy::Step;
 use crate::receipt::{GateDecision, Receipt, Status};
 use crate::run::Run;
 use crate::validate::Validator;
@@ -460,14 +461,14 @@ impl Mounted {
         // With no subscriber listening the span is disabled: skip the
         // instrumentation wrapper (its enter/exit on every poll) altogether.
         let reached = if span.is_disabled() { ladder.await } else { tracing::Instrument::instrument(ladder, span.clone()).await };
-        let Reached { capability, entry, decision, result, journal } = reached;
+        let Reached { capability, entry, decision, result, journal, policy } = reached;
         let upstream = entry.and_then(|e| match &e.call {
             Call::Forward(forward) => Some(forward.server().to_string()),
             _ => None,
         });
         let capability = capability.to_string();
         let status = Status::of(&result);
-        crate::trace::finished(&span, decision, status, result.as_ref().err());
+        crate::trace::finished(&span, decision, status, result.as_ref().err(), &policy);
         let mut duration = start.elapsed().saturating_sub(waited);
         match (journal, replay) {
             // Suspended on an ask: no receipt until the call is answered.
@@ -480,7 +481,7 @@ impl Mounted {
             }
             _ => {}
         }
-        run.record(Receipt { principal: run.principal().shared_id(), capability, decision, status, duration, upstream });
+        run.record(Receipt { principal: run.principal().shared_id(), capability, decision, status, duration, upstream, policy });
         (result, entry)
     }
 
@@ -521,24 +522,29 @@ impl Mounted {
                 crate::replay::Check::Fresh => journal = Journaled::Record(crate::replay::args_digest(&args)),
                 crate::replay::Check::Replayed(made) => {
                     let result = made.result.map_err(|e| CallError { capability: entry.qualified.clone(), ..e });
-                    return Reached { capability: qualified, entry: Some(entry), decision: Some(made.decision), result, journal: Journaled::Replayed(made.micros) };
+                    return Reached { capability: qualified, entry: Some(entry), decision: Some(made.decision), result, journal: Journaled::Replayed(made.micros), policy: Vec::new() };
                 }
                 crate::replay::Check::Diverged(err) => return Reached::refused(qualified, Some(entry), None, err),
             }
         }
-        // 4. gate
-        let decision = match decide(run.mode(), entry.spec.category) {
+        // 4. policies (DESIGN §14), then the gate
+        let mut policy = Vec::new();
+        let upstream = if let Call::Forward(forward) = &entry.call { Some(forward.server()) } else { None };
+        let decision = match crate::policy::step(run, entry.spec, upstream, &args, &mut policy) {
             // The fast path: no approver, no lock.
-            Verdict::Allow => GateDecision::Auto,
-            Verdict::Block => {
+            Step::Allow => GateDecision::Auto,
+            Step::Deny(message) => {
+                return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Denied), result: Err(refuse(ErrorCode::PermissionDenied, message)), journal, policy };
+            }
+            Step::Block => {
                 let err = refuse(
                     ErrorCode::BlockedInPlanMode,
                     format!("plan mode allows only read capabilities; `{}` is {}", entry.qualified, entry.spec.category),
                 );
-                return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Blocked), result: Err(err), journal };
+                return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Blocked), result: Err(err), journal, policy };
             }
-            Verdict::Ask if run.gate().session().contains(&entry.qualified) => GateDecision::Approved,
-            Verdict::Ask => {
+            Step::Ask { always: false } if run.gate().session().contains(&entry.qualified) => GateDecision::Approved,
+            Step::Ask { .. } => {
                 let request = ApprovalRequest {
                     principal: run.principal().clone(),
                     capability: entry.qualified.clone(),
@@ -550,7 +556,7 @@ impl Mounted {
                 let answer = match replay.map(|(replay, at)| replay.ask(at, &request)) {
                     Some(crate::replay::Ask::Suspend) => {
                         let err = refuse(ErrorCode::PermissionDenied, "the action is suspended until the client answers this call's approval".into());
-                        return Reached { capability: qualified, entry: Some(entry), decision: None, result: Err(err), journal: Journaled::Waiting };
+                        return Reached { capability: qualified, entry: Some(entry), decision: None, result: Err(err), journal: Journaled::Waiting, policy };
                     }
                     Some(crate::replay::Ask::Answer(answer)) => answer,
                     None => {
@@ -569,7 +575,7 @@ impl Mounted {
                     }
                     Approval::Deny(reason) => {
                         let err = refuse(ErrorCode::PermissionDenied, reason);
-                        return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Denied), result: Err(err), journal };
+                        return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Denied), result: Err(err), journal, policy };
                     }
                 }
             }
@@ -588,6 +594,6 @@ impl Mounted {
             Ok(Err(e)) => Err(refuse(e.code, e.message)),
             Err(panic) => Err(refuse(ErrorCode::Failed, format!("the implementation panicked: {}", panic_text(&panic)))),
         };
-        Reached { capability: qualified, entry: Some(entry), decision: Some(decision), result, journal }
+        Reached { capability: qualified, entry: Some(entry), decision: Some(decision), result, journal, policy }
     }
 }

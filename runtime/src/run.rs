@@ -65,6 +65,8 @@ pub struct Run {
     router: Option<Arc<dyn ClientRouter>>,
     limits: Limits,
     replay: Option<Arc<Replay>>,
+    #[cfg(feature = "policy")]
+    policies: Option<Arc<crate::policy::PolicyGate>>,
     calls: AtomicU32,
     receipts: Mutex<Vec<Receipt>>,
     approval_wait: Mutex<Duration>,
@@ -81,6 +83,8 @@ impl Run {
             router: None,
             limits: Limits::default(),
             replay: None,
+            #[cfg(feature = "policy")]
+            policies: None,
             calls: AtomicU32::new(0),
             receipts: Mutex::new(Vec::new()),
             approval_wait: Mutex::new(Duration::ZERO),
@@ -127,6 +131,20 @@ impl Run {
     /// The replay this run's guest calls go through, if any.
     pub fn replay(&self) -> Option<&Replay> {
         self.replay.as_deref()
+    }
+
+    /// Decide calls by the project's policies too (DESIGN §14), after
+    /// validation and before the mode × category gate.
+    #[cfg(feature = "policy")]
+    pub fn with_policies(mut self, policies: Arc<crate::policy::PolicyGate>) -> Run {
+        self.policies = Some(policies);
+        self
+    }
+
+    /// The policies this run's calls are decided by, if any.
+    #[cfg(feature = "policy")]
+    pub fn policies(&self) -> Option<&crate::policy::PolicyGate> {
+        self.policies.as_deref()
     }
 
     /// The run's gate.

@@ -28,6 +28,7 @@ pub(crate) fn call(run: &Run) -> Span {
         "capspec.mode" = run.mode().as_str(),
         "capspec.decision" = Empty,
         "capspec.status" = Empty,
+        "capspec.policy" = Empty,
         "error.type" = Empty,
     )
 }
@@ -47,7 +48,10 @@ pub(crate) fn resolved(span: &Span, spec: Option<&Spec>, called: &str) {
 }
 
 /// How the call ended: what its receipt says, and the error code.
-pub(crate) fn finished(span: &Span, decision: Option<GateDecision>, status: Status, error: Option<&CallError>) {
+pub(crate) fn finished(span: &Span, decision: Option<GateDecision>, status: Status, error: Option<&CallError>, policy: &[String]) {
+    if !policy.is_empty() {
+        span.record("capspec.policy", policy.join(" "));
+    }
     if span.is_disabled() {
         return;
     }

@@ -144,6 +144,39 @@ struct SessionArgs {
     workspace: Option<PathBuf>,
     #[command(flatten)]
     modules: ModulesArg,
+    /// Decide calls by the Cedar policies (`*.cedar`) in DIR too (DESIGN §14): a forbid
+    /// denies in every mode, an `@ask` permit asks, a permit allows (plan still blocks
+    /// non-reads); check them against the specs with `cargo xtask check`.
+    #[arg(long, value_name = "DIR")]
+    policies: Option<PathBuf>,
+    /// `enforce` the policies, or only `log` what they would decide (in receipts and the
+    /// `capspec.policy` span field) while mode × category decides.
+    #[arg(long, value_parser = parse_policy_mode, default_value = "enforce", requires = "policies")]
+    policy_mode: capspec::policy::PolicyMode,
+}
+
+fn parse_policy_mode(text: &str) -> Result<capspec::policy::PolicyMode, String> {
+    capspec::policy::PolicyMode::parse(text).ok_or_else(|| format!("unknown policy mode `{text}`; use enforce or log"))
+}
+
+/// The policies `--policies` names, loaded; `Err` (reported) when they do not parse.
+fn load_policies(options: &SessionArgs) -> Result<Option<Arc<capspec::policy::PolicyGate>>, ()> {
+    let Some(dir) = &options.policies else { return Ok(None) };
+    match capspec::policy::PolicyGate::load(dir, options.policy_mode) {
+        Ok(gate) => Ok(Some(Arc::new(gate))),
+        Err(e) => {
+            eprintln!("agent-host: --policies {}: {e}", dir.display());
+            Err(())
+        }
+    }
+}
+
+/// `run` with the policies on it, if any.
+fn with_policies(run: Run, policies: &Option<Arc<capspec::policy::PolicyGate>>) -> Run {
+    match policies {
+        Some(policies) => run.with_policies(policies.clone()),
+        None => run,
+    }
 }
 
 fn parse_surface(text: &str) -> Result<capspec::mcp::Surface, String> {
@@ -269,6 +302,7 @@ fn serve(
     options: &SessionArgs,
 ) -> ExitCode {
     let Some(workspace) = open_workspace(options) else { return ExitCode::from(2) };
+    let Ok(policies) = load_policies(options) else { return ExitCode::from(2) };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -289,7 +323,7 @@ fn serve(
     let memory = SessionMemory::default();
     let for_runs = mounted.clone();
     let host = capspec::mcp::McpHost::new(capspec::guest::Guest::new(mounted), surface, options.mode)
-        .prepare_run(move |gate| Run::new(gate).with(workspace.clone()).with(memory.clone()).with(for_runs.clone()));
+        .prepare_run(move |gate| with_policies(Run::new(gate).with(workspace.clone()).with(memory.clone()).with(for_runs.clone()), &policies));
     let host = host.with_state_key(state_key).with_replay_bounds(bounds).with_unmounted(upstreams.iter().flat_map(|u| u.unmounted().to_vec()));
     let listen = match http {
         None => capspec::mcp::Listen::Stdio,
@@ -338,7 +372,9 @@ fn session_run(options: &SessionArgs, mounted: &capspec::Mounted) -> Option<Run>
     } else {
         Arc::new(HeadlessApprover::new("agent-host (stdin is not a terminal)"))
     };
-    Some(Run::new(Gate::new(options.mode, approver, SessionAllow::new())).with(workspace).with(SessionMemory::default()).with(mounted.clone()))
+    let policies = load_policies(options).ok()?;
+    let run = Run::new(Gate::new(options.mode, approver, SessionAllow::new())).with(workspace).with(SessionMemory::default()).with(mounted.clone());
+    Some(with_policies(run, &policies))
 }
 
 /// The workspace `--workspace` names, or the default; `None` (reported) when unusable.
