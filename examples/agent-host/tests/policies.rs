@@ -1,0 +1,173 @@
+//! Policies enforced wherever the ladder is (DESIGN §14): the reference
+//! host's `policies/` plus the patterns users ask for — an `@ask` permit
+//! that asks even in `auto`, group membership, a mode-scoped permit that
+//! `plan` still blocks — through in-process `invoke`, a guest action on the
+//! MCP code surface, and the MCP tools surface; log mode records without
+//! deciding. Each refusal names its policy, and the impl never runs.
+
+use std::sync::Arc;
+
+use agent_host::capabilities::memory::SessionMemory;
+use agent_host::workspace::Workspace;
+use capspec::mcp::{McpHost, Surface};
+use capspec::policy::{PolicyGate, PolicyMode};
+use capspec::testing::{ScriptedApprover, block_on};
+use capspec::{Approval, Gate, Mode, Principal, Run, SessionAllow};
+use capspec_testkit::{TempDir, copy_dir, repo_root};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+
+const PATTERNS: &str = r#"
+@id("notes-ask")
+@ask
+@reason("a new note is shown to the user first")
+permit(principal, action == Capspec::Action::"notes.create_note", resource);
+
+@id("only-support-deletes")
+@reason("deleting notes is the support group's job")
+forbid(principal, action == Capspec::Action::"notes.delete_note", resource)
+unless { principal in Capspec::Group::"support" };
+
+@id("plan-may-update")
+permit(principal, action == Capspec::Action::"notes.update_note", resource)
+when { context.mode == "plan" };
+"#;
+
+/// The reference host's policies and the patterns, in one directory.
+fn policies(mode: PolicyMode) -> (TempDir, Arc<PolicyGate>) {
+    let dir = TempDir::new("host-policies");
+    copy_dir(&repo_root().join("policies"), dir.path());
+    dir.write("patterns.cedar", PATTERNS);
+    let gate = PolicyGate::load(dir.path(), mode).expect("the policies parse");
+    (dir, Arc::new(gate))
+}
+
+fn workspace(name: &str) -> TempDir {
+    let dir = TempDir::new(name);
+    dir.write(".env", "TOKEN=secret\n");
+    dir.write("notes.txt", "hello\n");
+    dir
+}
+
+fn run(dir: &TempDir, mode: Mode, approver: Arc<ScriptedApprover>, who: Principal, policies: &Arc<PolicyGate>) -> Run {
+    Run::new(Gate::new(mode, approver, SessionAllow::new()))
+        .with(Workspace::new(dir.path()).unwrap())
+        .with(SessionMemory::default())
+        .with_principal(who)
+        .with_policies(policies.clone())
+}
+
+#[test]
+fn invoke_refuses_by_policy_asks_by_policy_and_logs_without_deciding() {
+    let mounted = agent_host::registry().unwrap().mount_all();
+    let (_p, enforced) = policies(PolicyMode::Enforce);
+    let dir = workspace("policy-invoke");
+    let approver = ScriptedApprover::new([Approval::AllowForSession, Approval::AllowOnce]);
+    let alice = run(&dir, Mode::Auto, approver.clone(), Principal::new("alice"), &enforced);
+
+    let env = block_on(mounted.invoke(&alice, "workspace.read_file", json!({"path": ".env"}))).unwrap_err();
+    assert_eq!((env.code.as_str(), env.message.as_str()), ("permission_denied", "denied by policy `no-env-reads`: environment files hold secrets; a program's configuration comes from shell.get_environment"));
+    let written = block_on(mounted.invoke(&alice, "workspace.write_file", json!({"path": "prod.env", "content": "x"}))).unwrap_err();
+    assert!(written.message.starts_with("denied by policy `no-env-writes`"), "{written:?}");
+    assert!(!dir.path().join("prod.env").exists(), "the impl did not run");
+    let curl = block_on(mounted.invoke(&alice, "shell.run_command", json!({"program": "curl"}))).unwrap_err();
+    assert!(curl.message.starts_with("denied by policy `shell-programs`"), "{curl:?}");
+    assert!(block_on(mounted.invoke(&alice, "workspace.read_file", json!({"path": "notes.txt"}))).is_ok());
+
+    // `@ask` asks in auto, every time: an allowance for the session does not answer it.
+    let first = block_on(mounted.invoke(&alice, "notes.create_note", json!({"title": "a", "body": "b"})));
+    let second = block_on(mounted.invoke(&alice, "notes.create_note", json!({"title": "c", "body": "d"})));
+    assert!(first.is_ok() && second.is_ok(), "{first:?} {second:?}");
+    let asked = approver.asked();
+    assert_eq!(asked.len(), 2, "asked once per call");
+    assert_eq!(asked[0].principal.id(), "alice");
+
+    // Group membership comes from the principal.
+    let id = first.unwrap()["id"].as_str().unwrap().to_string();
+    let refused = block_on(mounted.invoke(&alice, "notes.delete_note", json!({"note_id": id}))).unwrap_err();
+    assert_eq!(refused.message, "denied by policy `only-support-deletes`: deleting notes is the support group's job");
+    let bob = run(&dir, Mode::Auto, ScriptedApprover::new([]), Principal::with_groups("bob", ["support"]), &enforced);
+    assert!(block_on(mounted.invoke(&bob, "notes.delete_note", json!({"note_id": id}))).is_ok());
+
+    // A permit does not beat plan mode.
+    let planner = run(&dir, Mode::Plan, ScriptedApprover::new([]), Principal::new("alice"), &enforced);
+    let blocked = block_on(mounted.invoke(&planner, "notes.update_note", json!({"note_id": "x", "title": "t"}))).unwrap_err();
+    assert_eq!(blocked.code.as_str(), "blocked_in_plan_mode");
+
+    let receipts: Vec<(String, Option<&str>, Vec<String>)> =
+        alice.receipts().into_iter().map(|r| (r.capability, r.decision.map(|d| d.as_str()), r.policy)).collect();
+    assert_eq!(
+        receipts,
+        [
+            ("workspace.read_file".to_string(), Some("denied"), vec!["no-env-reads".to_string()]),
+            ("workspace.write_file".to_string(), Some("denied"), vec!["no-env-writes".to_string()]),
+            ("shell.run_command".to_string(), Some("denied"), vec!["shell-programs".to_string()]),
+            ("workspace.read_file".to_string(), Some("auto"), vec![]),
+            ("notes.create_note".to_string(), Some("approved"), vec!["notes-ask".to_string()]),
+            ("notes.create_note".to_string(), Some("approved"), vec!["notes-ask".to_string()]),
+            ("notes.delete_note".to_string(), Some("denied"), vec!["only-support-deletes".to_string()]),
+        ]
+    );
+
+    // Log mode: the matrix decides, the receipt says what the policies would have done.
+    let (_p, logged) = policies(PolicyMode::Log);
+    let logging = run(&dir, Mode::Auto, ScriptedApprover::new([]), Principal::new("alice"), &logged);
+    let read = block_on(mounted.invoke(&logging, "workspace.read_file", json!({"path": ".env"}))).unwrap();
+    assert_eq!(read["content"], "TOKEN=secret\n");
+    let receipt = &logging.receipts()[0];
+    assert_eq!((receipt.decision.map(|d| d.as_str()), receipt.policy.clone()), (Some("auto"), vec!["no-env-reads".to_string()]));
+    assert_eq!(serde_json::to_value(receipt).unwrap()["policy"], json!(["no-env-reads"]));
+}
+
+fn host(dir: &TempDir, surface: Surface, policies: Arc<PolicyGate>) -> McpHost {
+    let mounted = agent_host::registry().expect("registry").mount_all();
+    let workspace = Workspace::new(dir.path()).expect("workspace");
+    McpHost::new(capspec::guest::Guest::new(mounted), surface, Mode::Auto)
+        .prepare_run(move |gate| Run::new(gate).with(workspace.clone()).with(SessionMemory::default()).with_policies(policies.clone()))
+}
+
+async fn call(host: &McpHost, name: &str, args: Value) -> rmcp::model::CallToolResult {
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let session = host.session();
+    tokio::spawn(async move {
+        let running = session.serve(server_io).await.expect("server starts");
+        let _ = running.waiting().await;
+    });
+    let client = ().serve(client_io).await.expect("client connects");
+    let Value::Object(args) = args else { panic!("arguments are an object") };
+    let result = client.call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args)).await.expect("a tool result");
+    let _ = client.cancel().await;
+    result
+}
+
+#[tokio::test]
+async fn both_mcp_surfaces_enforce_the_policies() {
+    let (_p, enforced) = policies(PolicyMode::Enforce);
+    let dir = workspace("policy-mcp");
+    // The tools surface: a tool error naming the policy.
+    let tools = host(&dir, Surface::Tools, enforced.clone());
+    let refused = call(&tools, "read_file", json!({"path": ".env"})).await;
+    assert_eq!(refused.is_error, Some(true));
+    let error = serde_json::to_value(&refused.meta).unwrap()[capspec::mcp::META_ERROR].clone();
+    assert_eq!(error["error"], "permission_denied");
+    assert!(error["message"].as_str().unwrap().contains("`no-env-reads`"), "{error}");
+    let receipts = serde_json::to_value(&refused.meta).unwrap()["io.capspec/receipts"].clone();
+    assert_eq!(receipts[0]["policy"], json!(["no-env-reads"]));
+    // The code surface: a guest action catches the refusal and goes on.
+    let code = host(&dir, Surface::Code, enforced);
+    let action = r#"
+        import workspace from "@capspec/host/workspace";
+        export default async () => {
+          // A refusal is thrown as a `CapabilityError` carrying the code.
+          let secret;
+          try { await workspace.read_file({ path: ".env" }); } catch (e) { secret = { error: e.code, message: e.message }; }
+          const notes = await workspace.read_file({ path: "notes.txt" });
+          return { secret, notes: notes.content };
+        };"#;
+    let result = call(&code, "execute_code", json!({ "code": action })).await;
+    let report = result.structured_content.expect("the run report");
+    assert_eq!(report["result"]["secret"]["error"], "permission_denied", "{report}");
+    assert!(report["result"]["secret"]["message"].as_str().unwrap().contains("`no-env-reads`"), "{report}");
+    assert_eq!(report["result"]["notes"], "hello\n");
+}
