@@ -231,6 +231,11 @@ pub(crate) struct ServeArgs {
     /// `direct: true`; `tools`: one tool per non-deferred capability, and `tool_search`.
     #[arg(long, default_value = "code", value_parser = ["code", "tools"])]
     pub(crate) surface: String,
+    /// The project's policies (`[policy] dir`, DESIGN §14) decide every call: `enforce`
+    /// them, or only `log` what they would decide (receipts, the `capspec.policy` span
+    /// field) while mode × category decides.
+    #[arg(long, default_value = "enforce", value_parser = ["enforce", "log"])]
+    pub(crate) policy_mode: String,
     /// Permission mode: plan (read only), default (ask for write, execute, external),
     /// accept-edits (also allow write), auto (allow everything).
     #[arg(long, default_value = "default", value_parser = ["plan", "default", "accept-edits", "auto"])]

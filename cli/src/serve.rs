@@ -90,13 +90,30 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
         }
         let registry = capspec::Registry::with_forwards(&upstreams.modules(), [], [], upstreams.forwards()).map_err(|e| e.problems.join("\n"))?;
         let guest = capspec::guest::Guest::new(registry.mount_all()).specifier(&targets.specifier).bridge(&targets.bridge);
-        let host = capspec::mcp::McpHost::new(guest, surface, mode).with_state_key(key)
+        let host = with_policies(capspec::mcp::McpHost::new(guest, surface, mode), root, &project, args)?.with_state_key(key)
             .with_replay_bounds(replay_bounds(args))
             .with_unmounted(upstreams.unmounted().to_vec());
         let served = capspec::mcp::serve(host, listen, "capspec serve").await.map_err(|e| e.to_string());
         upstreams.shutdown().await;
         served
     })
+}
+
+/// The host with the project's policies on every run (`[policy] dir`);
+/// a project that has policies is not served without them.
+fn with_policies(host: capspec::mcp::McpHost, root: &Path, project: &capspec_codegen::Project, args: &ServeArgs) -> Result<capspec::mcp::McpHost, String> {
+    let Some(policy) = project.config.as_ref().and_then(|c| c.policy.as_ref()) else { return Ok(host) };
+    #[cfg(feature = "policy")]
+    {
+        let mode = capspec::policy::PolicyMode::parse(&args.policy_mode).expect("clap checked the policy mode");
+        let gate = std::sync::Arc::new(capspec::policy::PolicyGate::load(&root.join(&policy.dir), mode).map_err(|e| format!("[policy] dir = {:?}: {e}", policy.dir))?);
+        Ok(host.prepare_run(move |run_gate| capspec::Run::new(run_gate).with_policies(gate.clone())))
+    }
+    #[cfg(not(feature = "policy"))]
+    {
+        let _ = (host, root, args);
+        Err(format!("the project has policies (`{}/`), and this capspec was built without its `policy` feature: it would serve them unenforced, so it does not serve", policy.dir))
+    }
 }
 
 /// The runtime's view of one pinned upstream module: its specs (leaked:
