@@ -8,7 +8,7 @@
 #![allow(rustdoc::broken_intra_doc_links)]
 
 /// One rule: its id (`family/name`), what it reports, and whether
-/// `[[allow]]` can suppress it (only `coverage/*`, `breaking/*` and
+/// `[[allow]]` can suppress it (only `coverage/*`, `breaking/*`, `upstream/added`, `policy/unreachable` and
 /// `lint/*` can: spec, config and drift findings are fixed, not explained).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rule {
@@ -122,14 +122,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ids_are_unique_and_only_coverage_breaking_lint_and_upstream_added_are_suppressible() {
+    fn ids_are_unique_and_only_coverage_breaking_lint_upstream_added_and_policy_unreachable_are_suppressible() {
         let mut ids: Vec<&str> = ALL.iter().map(|r| r.id).collect();
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), ALL.len());
         for r in ALL {
             let family = r.id.split('/').next().unwrap();
-            let may = family == "breaking" || family == "lint" || r.id == UPSTREAM_ADDED || (family == "coverage" && r.id != COVERAGE_PARSE);
+            let may = family == "breaking" || family == "lint" || r.id == UPSTREAM_ADDED || r.id == POLICY_UNREACHABLE || (family == "coverage" && r.id != COVERAGE_PARSE);
             assert_eq!(r.suppressible, may, "{}", r.id);
         }
     }

@@ -50,6 +50,8 @@ pub mod upstream;
 pub mod provider;
 mod principal;
 pub mod policy;
+#[cfg(feature = "policy")]
+mod policy_gate;
 mod receipt;
 mod registry;
 pub mod replay;

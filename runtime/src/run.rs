@@ -66,7 +66,7 @@ pub struct Run {
     limits: Limits,
     replay: Option<Arc<Replay>>,
     #[cfg(feature = "policy")]
-    policies: Option<Arc<crate::policy::PolicyGate>>,
+    policies: Option<Arc<crate::policy_gate::PolicyGate>>,
     calls: AtomicU32,
     receipts: Mutex<Vec<Receipt>>,
     approval_wait: Mutex<Duration>,
@@ -136,14 +136,14 @@ impl Run {
     /// Decide calls by the project's policies too (DESIGN §14), after
     /// validation and before the mode × category gate.
     #[cfg(feature = "policy")]
-    pub fn with_policies(mut self, policies: Arc<crate::policy::PolicyGate>) -> Run {
+    pub fn with_policies(mut self, policies: Arc<crate::policy_gate::PolicyGate>) -> Run {
         self.policies = Some(policies);
         self
     }
 
     /// The policies this run's calls are decided by, if any.
     #[cfg(feature = "policy")]
-    pub fn policies(&self) -> Option<&crate::policy::PolicyGate> {
+    pub fn policies(&self) -> Option<&crate::policy_gate::PolicyGate> {
         self.policies.as_deref()
     }
 

@@ -165,6 +165,8 @@ fn hand_editing_any_repo_artifact_is_caught() {
         let path = entry.unwrap().path();
         dir.write(&format!("specs/{}", path.file_name().unwrap().to_string_lossy()), std::fs::read(&path).unwrap());
     }
+    // The policies: with them the project's catalog has its Cedar schema.
+    capspec_testkit::copy_dir(&repo.join("policies"), &dir.path().join("policies"));
     for a in &artifacts {
         dir.write(&a.path, std::fs::read(repo.join(&a.path)).unwrap());
     }
