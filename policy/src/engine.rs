@@ -14,6 +14,7 @@ use miette::Diagnostic;
 use serde_json::Value;
 
 use crate::types::Attribute;
+use crate::value::Inexacts;
 use crate::{Category, Effect, Mode, NAMESPACE, category_group, module_group, statements, value};
 
 /// One policy file's text, and the name findings and labels give it
@@ -336,10 +337,17 @@ impl Policies {
             out.dedup();
             out
         };
-        let input = match value::record(request.input, request.input_type, "") {
+        // A number `decimal` cannot hold denies when a policy that applies
+        // may read it (its text names the property); otherwise it is left
+        // out of the context, which no policy reads.
+        let input = match value::record(request.input, request.input_type, "", Inexacts::Refuse) {
             Ok(input) => input,
-            Err(message) => {
-                return Evaluation { effect: Some(Effect::Forbid), policies: labels(&mut applicable.policies().map(|p| p.id())), message: Some(message) };
+            Err(inexact) => {
+                let readers: Vec<&PolicyId> = applicable.policies().filter(|p| p.to_string().contains(inexact.name.as_str())).map(|p| p.id()).collect();
+                if !readers.is_empty() {
+                    return Evaluation { effect: Some(Effect::Forbid), policies: labels(&mut readers.into_iter()), message: Some(inexact.message) };
+                }
+                value::record(request.input, request.input_type, "", Inexacts::LeaveOut).expect("inexact numbers are left out")
             }
         };
         let mut context = vec![

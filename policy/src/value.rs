@@ -11,15 +11,32 @@ use crate::types::{Attribute, CedarType};
 /// ten-thousandths).
 const DECIMAL_PLACES: usize = 4;
 
+/// A number Cedar's `decimal` cannot hold exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Inexact {
+    /// The property holding it (for a set's element, the set's property).
+    pub(crate) name: String,
+    /// What to say: the path, the value and why it is not rounded.
+    pub(crate) message: String,
+}
+
+/// How [`record`] treats a number `decimal` cannot hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Inexacts {
+    /// Stop at the first one.
+    Refuse,
+    /// Leave it out of the context (no policy reads it).
+    LeaveOut,
+}
+
 /// `context.input`: the attributes of `value` the type declares; a null or
-/// absent property is left out (an optional attribute). `Err` names a
-/// number Cedar's `decimal` cannot hold exactly.
-pub(crate) fn record(value: &Value, attributes: &[Attribute], path: &str) -> Result<RestrictedExpression, String> {
+/// absent property is left out (an optional attribute).
+pub(crate) fn record(value: &Value, attributes: &[Attribute], path: &str, inexacts: Inexacts) -> Result<RestrictedExpression, Inexact> {
     let mut fields = Vec::with_capacity(attributes.len());
     for attribute in attributes {
         let Some(field) = value.get(&attribute.name).filter(|v| !v.is_null()) else { continue };
         let at = if path.is_empty() { attribute.name.clone() } else { format!("{path}.{}", attribute.name) };
-        if let Some(expr) = convert(field, &attribute.ty, &at)? {
+        if let Some(expr) = convert(field, &attribute.ty, &at, &attribute.name, inexacts)? {
             fields.push((attribute.name.clone(), expr));
         }
     }
@@ -30,29 +47,33 @@ pub(crate) fn record(value: &Value, attributes: &[Attribute], path: &str) -> Res
 /// One value by its type; `None` when it does not have that type (the
 /// arguments were validated against the schema the type comes from, so
 /// this is a value the type leaves out).
-fn convert(value: &Value, ty: &CedarType, path: &str) -> Result<Option<RestrictedExpression>, String> {
+fn convert(value: &Value, ty: &CedarType, path: &str, name: &str, inexacts: Inexacts) -> Result<Option<RestrictedExpression>, Inexact> {
     Ok(match (ty, value) {
         (CedarType::String, Value::String(s)) => Some(RestrictedExpression::new_string(s.clone())),
         (CedarType::Long, Value::Number(n)) => n.as_i64().map(RestrictedExpression::new_long),
         (CedarType::Decimal, Value::Number(n)) => match decimal(n) {
             Some(text) => Some(RestrictedExpression::new_decimal(text)),
+            None if inexacts == Inexacts::LeaveOut => None,
             None => {
-                return Err(format!(
-                    "`{path}` = {n} cannot be held exactly by Cedar's decimal (at most {DECIMAL_PLACES} decimals, within ±922337203685477.5807): a policy reads it, so the call is denied rather than rounded"
-                ));
+                return Err(Inexact {
+                    name: name.to_string(),
+                    message: format!(
+                        "`{path}` = {n} cannot be held exactly by Cedar's decimal (at most {DECIMAL_PLACES} decimals, within ±922337203685477.5807): a policy reads it, so the call is denied rather than rounded"
+                    ),
+                });
             }
         },
         (CedarType::Bool, Value::Bool(b)) => Some(RestrictedExpression::new_bool(*b)),
         (CedarType::Set(item), Value::Array(items)) => {
             let mut out = Vec::with_capacity(items.len());
             for (i, v) in items.iter().enumerate() {
-                if let Some(expr) = convert(v, item, &format!("{path}[{i}]"))? {
+                if let Some(expr) = convert(v, item, &format!("{path}[{i}]"), name, inexacts)? {
                     out.push(expr);
                 }
             }
             Some(RestrictedExpression::new_set(out))
         }
-        (CedarType::Record(attributes), Value::Object(_)) => Some(record(value, attributes, path)?),
+        (CedarType::Record(attributes), Value::Object(_)) => Some(record(value, attributes, path, inexacts)?),
         _ => None,
     })
 }

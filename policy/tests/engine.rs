@@ -95,9 +95,17 @@ fn a_policy_that_fails_to_evaluate_denies_naming_it() {
 
 #[test]
 fn a_number_decimal_cannot_hold_is_a_deny_never_a_rounding() {
-    let (ruling, _, message) = decide(&policies(), ("bob", &["support"]), "payments.refund", json!({"amount": 100.00001}), Mode::Auto);
-    assert_eq!(ruling, Ruling::Deny);
+    let (ruling, by, message) = decide(&policies(), ("bob", &["support"]), "payments.refund", json!({"amount": 100.00001}), Mode::Auto);
+    assert_eq!((ruling, by), (Ruling::Deny, vec!["refunds-over-100-ask".to_string()]), "the policy that reads `amount` is named");
     assert!(message.unwrap().starts_with("`amount` = 100.00001 cannot be held exactly by Cedar's decimal"));
+    // No policy that applies reads the number: it is left out, and the call is decided as usual.
+    let only_groups = Policies::parse(&[Source {
+        file: "policies/groups.cedar".into(),
+        text: r#"@id("support-refunds") permit(principal in Capspec::Group::"support", action == Capspec::Action::"payments.refund", resource);"#.into(),
+    }])
+    .unwrap();
+    let (ruling, by, _) = decide(&only_groups, ("bob", &["support"]), "payments.refund", json!({"amount": 100.00001}), Mode::Default);
+    assert_eq!((ruling, by), (Ruling::Allow, vec!["support-refunds".to_string()]));
 }
 
 #[test]
