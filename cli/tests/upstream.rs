@@ -8,7 +8,8 @@
 //! `cargo capspec serve` then serves them as a gateway: one guest action
 //! reads a file through the filesystem server and stores it in the memory
 //! server; the gate refuses a write without an approver; a changed tool is
-//! refused while its neighbour works.
+//! refused while its neighbour works. A gateway's Cedar policies over the
+//! everything server are checked, tested and enforced by `serve`.
 //! Skips with a notice where node or the servers are absent; CI (which
 //! installs them) sets CAPSPEC_REQUIRE_NODE_TOOLS so it may not.
 
@@ -463,6 +464,83 @@ fn http_upstream(tls: Option<&Path>) {
         assert_eq!(shouted["structuredContent"], json!({"result": "HI"}), "{shouted:#}");
         assert_eq!(shouted["_meta"]["io.capspec/receipts"][0]["upstream"], "remote");
         gateway.cancel().await.unwrap();
+    });
+}
+
+/// A gateway's policies over an upstream server with no Rust code
+/// (tests/fixtures/policy-corpus/gateway, over the reference `everything`
+/// server): `check` runs their tests, `policy test` prints who decided, and
+/// `serve` enforces them on the tools surface and inside a guest action —
+/// an amount threshold on `decimal` that asks even in `auto`, a number
+/// `decimal` cannot hold refused, `@ask` on an external call, group
+/// membership for the server's writes. With no approver an ask is refused,
+/// and the server never sees the call. `--policy-mode log` only records.
+#[test]
+fn a_gateways_policies_are_checked_and_enforced_on_an_upstream_server() {
+    let Some(modules) = node_modules() else { return };
+    let project = TempDir::new("upstream-policies");
+    let server = quoted(&modules.join("@modelcontextprotocol/server-everything/dist/index.js"));
+    project.write("capspec.toml", format!("specs = \"specs\"\n\n[upstream.everything]\ncommand = [\"node\", {server}, \"stdio\"]\ntimeout_ms = 20000\n"));
+    let dir = project.path();
+    assert_eq!(capspec(dir, &["import", "mcp", "--upstream", "everything"]).status.code(), Some(0));
+    capspec_testkit::copy_dir(&repo_root().join("tests/fixtures/policy-corpus/gateway"), &dir.join("policies"));
+    let sync = capspec(dir, &["sync"]);
+    assert!(sync.status.success() && project.read("catalog/capspec.cedarschema").contains("action \"everything.get_sum\""), "{}", text(&sync));
+    let check = capspec(dir, &["check"]);
+    assert_eq!(check.status.code(), Some(0), "the policies validate and their tests pass: {}", text(&check));
+    let tested = capspec(dir, &["policy", "test"]);
+    let said = text(&tested);
+    assert_eq!(tested.status.code(), Some(0), "{said}");
+    assert!(said.contains("ok     a term over 100 asks even in auto: ask (by `large-sums-ask`)") && said.contains("policy test: 11 run, 0 error(s)"), "{said}");
+
+    let refusal = |reply: &Value| {
+        let error = &reply["_meta"]["io.capspec/error"];
+        let policy = &reply["_meta"]["io.capspec/receipts"][0]["policy"];
+        (error["error"].as_str().unwrap_or_default().to_string(), error["message"].as_str().unwrap_or_default().to_string(), policy.clone())
+    };
+    runtime().block_on(async {
+        let gateway = serve(dir, &["--mode", "auto", "--surface", "tools"]).await;
+        let small = call(&gateway, "get_sum", json!({"a": 2.5, "b": 40})).await;
+        assert_eq!(small["isError"], false, "{small:#}");
+        assert!(small.to_string().contains("42.5"), "{small:#}");
+        let large = call(&gateway, "get_sum", json!({"a": 150, "b": 1})).await;
+        let (code, message, policy) = refusal(&large);
+        assert_eq!((code.as_str(), policy), ("permission_denied", json!(["large-sums-ask"])), "an ask with no approver is refused: {message}");
+        let inexact = call(&gateway, "get_sum", json!({"a": 1.00001, "b": 1})).await;
+        let (code, message, _) = refusal(&inexact);
+        assert_eq!(code, "permission_denied");
+        assert!(message.contains("1.00001") && message.contains("decimal"), "named, never rounded: {message}");
+        let negative = call(&gateway, "get_sum", json!({"a": 3, "b": -1})).await;
+        assert_eq!(refusal(&negative).1, "denied by policy `no-negative-sums`: the ledger takes no negative amounts");
+        let external = call(&gateway, "gzip_file_as_resource", json!({"name": "a.gz", "data": "data:text/plain,hello"})).await;
+        assert_eq!(refusal(&external).2, json!(["external-asks"]), "{external:#}");
+        let toggled = call(&gateway, "toggle_simulated_logging", json!({})).await;
+        assert_eq!(refusal(&toggled).1, "denied by policy `upstream-writes-ops-only`: only the ops group changes an upstream server's settings");
+        gateway.cancel().await.unwrap();
+
+        // A guest action meets the same policies and goes on past a refusal.
+        let code = serve(dir, &["--mode", "auto"]).await;
+        let report = action(
+            &code,
+            "import everything from '@capspec/host/everything';\n\
+             export default async () => {\n\
+               const small = await everything.get_sum({ a: 1, b: 2 });\n\
+               let large; try { await everything.get_sum({ a: 101, b: 0 }); } catch (e) { large = e.code; }\n\
+               return { small, large }; }",
+        )
+        .await;
+        assert_eq!(report["result"]["large"], "permission_denied", "{report:#}");
+        assert!(report["result"]["small"].to_string().contains('3'), "{report:#}");
+        let decided: Vec<Value> = report["receipts"].as_array().unwrap().iter().map(|r| json!([r["capability"], r["upstream"], r["policy"]])).collect();
+        assert_eq!(decided, [json!(["everything.get_sum", "everything", null]), json!(["everything.get_sum", "everything", ["large-sums-ask"]])], "{report:#}");
+        code.cancel().await.unwrap();
+
+        // Log mode: mode × category decides, the receipt says what the policies would have.
+        let logging = serve(dir, &["--mode", "auto", "--surface", "tools", "--policy-mode", "log"]).await;
+        let large = call(&logging, "get_sum", json!({"a": 150, "b": 1})).await;
+        assert_eq!(large["isError"], false, "{large:#}");
+        assert_eq!(large["_meta"]["io.capspec/receipts"][0]["policy"], json!(["large-sums-ask"]), "{large:#}");
+        logging.cancel().await.unwrap();
     });
 }
 

@@ -52,6 +52,25 @@ fn the_reference_hosts_policies_validate_and_policy_test_prints_each_decision_wi
     insta::assert_snapshot!(lines.join("\n"));
 }
 
+/// The corpus of patterns users ask for, beside the reference host's own
+/// policies: each pattern's decisions in its tests.yaml hold (agent-host's
+/// tests/policies.rs enforces the same file end to end; the gateway corpus
+/// is enforced on an upstream server by cli/tests/upstream.rs).
+#[test]
+fn the_pattern_corpus_validates_and_gives_the_decisions_its_tests_expect() {
+    let corpus = repo_root().join("tests/fixtures/policy-corpus/host");
+    let read = |f: &str| std::fs::read_to_string(corpus.join(f)).unwrap();
+    let host = std::fs::read_to_string(repo_root().join("policies/host.cedar")).unwrap();
+    let dir = project("policy-corpus", &[("host.cedar", &host), ("patterns.cedar", &read("patterns.cedar")), ("tests.yaml", &read("tests.yaml"))]);
+    let (findings, text) = policy_findings(dir.path());
+    assert!(findings.is_empty(), "{text}");
+    let (lines, report) = capspec_codegen::check::policy_test(dir.path()).unwrap();
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    let decided: Vec<&str> = lines.iter().filter_map(|l| l.strip_prefix("ok     ")).collect();
+    assert_eq!(decided.len(), 6, "{lines:#?}");
+    assert!(decided.contains(&"a note is deleted by support only: deny (by `only-support-deletes`; denied by policy `only-support-deletes`: deleting notes is the support group's job)"), "{lines:#?}");
+}
+
 #[test]
 fn broken_policies_are_located_findings_that_say_what_the_spec_has() {
     let broken = r#"@id("unknown-capability")

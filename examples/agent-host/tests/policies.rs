@@ -1,9 +1,10 @@
 //! Policies enforced wherever the ladder is (DESIGN §14): the reference
-//! host's `policies/` plus the patterns users ask for — an `@ask` permit
-//! that asks even in `auto`, group membership, a mode-scoped permit that
-//! `plan` still blocks — through in-process `invoke`, a guest action on the
-//! MCP code surface, and the MCP tools surface; log mode records without
-//! deciding. Each refusal names its policy, and the impl never runs.
+//! host's `policies/` plus the patterns users ask for
+//! (tests/fixtures/policy-corpus/host: an `@ask` permit that asks even in
+//! `auto`, group membership, a mode-scoped permit that `plan` still blocks,
+//! each with its decisions in that tests.yaml) — through in-process
+//! `invoke`, a guest action on the MCP code surface, the MCP tools surface
+//! and the provider tool loops; log mode records without deciding. Each refusal names its policy, and the impl never runs.
 
 use std::sync::Arc;
 
@@ -18,27 +19,12 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
-const PATTERNS: &str = r#"
-@id("notes-ask")
-@ask
-@reason("a new note is shown to the user first")
-permit(principal, action == Capspec::Action::"notes.create_note", resource);
-
-@id("only-support-deletes")
-@reason("deleting notes is the support group's job")
-forbid(principal, action == Capspec::Action::"notes.delete_note", resource)
-unless { principal in Capspec::Group::"support" };
-
-@id("plan-may-update")
-permit(principal, action == Capspec::Action::"notes.update_note", resource)
-when { context.mode == "plan" };
-"#;
 
 /// The reference host's policies and the patterns, in one directory.
 fn policies(mode: PolicyMode) -> (TempDir, Arc<PolicyGate>) {
     let dir = TempDir::new("host-policies");
     copy_dir(&repo_root().join("policies"), dir.path());
-    dir.write("patterns.cedar", PATTERNS);
+    copy_dir(&repo_root().join("tests/fixtures/policy-corpus/host"), dir.path());
     let gate = PolicyGate::load(dir.path(), mode).expect("the policies parse");
     (dir, Arc::new(gate))
 }
@@ -170,4 +156,39 @@ async fn both_mcp_surfaces_enforce_the_policies() {
     assert_eq!(report["result"]["secret"]["error"], "permission_denied", "{report}");
     assert!(report["result"]["secret"]["message"].as_str().unwrap().contains("`no-env-reads`"), "{report}");
     assert_eq!(report["result"]["notes"], "hello\n");
+}
+
+#[test]
+fn provider_tool_loops_meet_the_same_policies() {
+    let (_p, enforced) = policies(PolicyMode::Enforce);
+    let dir = workspace("policy-providers");
+    let mounted = agent_host::registry().unwrap().mount_all();
+    let alice = run(&dir, Mode::Auto, ScriptedApprover::new([]), Principal::new("alice"), &enforced);
+    let reply = |text: &str| -> Value { serde_json::from_str(text).unwrap() };
+
+    let item = json!({"type": "function_call", "call_id": "call_1", "name": "read_file", "arguments": "{\"path\": \".env\", \"offset\": null, \"limit\": null}"});
+    let openai = reply(block_on(capspec::provider::openai::call(&mounted, &alice, &item))["output"].as_str().unwrap());
+    assert_eq!((openai["error"].as_str(), openai["message"].as_str()), (Some("permission_denied"), Some("denied by policy `no-env-reads`: environment files hold secrets; a program's configuration comes from shell.get_environment")));
+    let block = json!({"type": "tool_use", "id": "toolu_1", "name": "run_command", "input": {"program": "curl"}});
+    let anthropic = block_on(capspec::provider::anthropic::call(&mounted, &alice, &block));
+    assert_eq!(anthropic["is_error"], true);
+    assert!(reply(anthropic["content"].as_str().unwrap())["message"].as_str().unwrap().starts_with("denied by policy `shell-programs`"), "{anthropic}");
+    // `@ask` with no one to ask: refused, in auto, though the mode alone would allow the write.
+    let part = json!({"functionCall": {"id": "fc_1", "name": "create_note", "args": {"title": "t", "body": "b"}}});
+    let gemini = block_on(capspec::provider::gemini::call(&mounted, &alice, &part));
+    assert_eq!(gemini["functionResponse"]["response"]["error"], "permission_denied", "{gemini}");
+    let permitted = json!({"functionCall": {"id": "fc_2", "name": "read_file", "args": {"path": "notes.txt"}}});
+    assert_eq!(block_on(capspec::provider::gemini::call(&mounted, &alice, &permitted))["functionResponse"]["response"]["result"]["content"], "hello\n");
+
+    let decided: Vec<(String, Vec<String>)> = alice.receipts().into_iter().map(|r| (r.capability, r.policy)).collect();
+    let ids = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        decided,
+        [
+            ("workspace.read_file".to_string(), ids(&["no-env-reads"])),
+            ("shell.run_command".to_string(), ids(&["shell-programs"])),
+            ("notes.create_note".to_string(), ids(&["notes-ask"])),
+            ("workspace.read_file".to_string(), ids(&[])),
+        ]
+    );
 }
