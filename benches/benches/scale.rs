@@ -4,10 +4,13 @@
 //! - `check_clean`: `check` on a tree whose artifacts are up to date.
 //! - `sync_fresh`: `sync` into empty output directories (every file written).
 //! - `sync_noop`: a second `sync` that writes nothing.
+//! - `check_policies`: `check_clean` with 1,000 Cedar policies (validated
+//!   strictly against the schema `sync` derives), beside `check_clean` at
+//!   the same sizes.
 
 use std::path::PathBuf;
 
-use capspec_benches::specs::write_project;
+use capspec_benches::specs::{write_policies, write_project};
 
 fn main() {
     divan::main();
@@ -56,6 +59,19 @@ fn sync_noop(bencher: divan::Bencher, n: usize) {
         let outcome = capspec_codegen::sync(&root).expect("sync");
         assert!(outcome.written.is_empty());
         outcome
+    });
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[divan::bench(args = [1_000, 10_000], sample_count = 5, sample_size = 1)]
+fn check_policies(bencher: divan::Bencher, n: usize) {
+    let root = project("policies", n, false);
+    write_policies(&root, n, 1_000);
+    capspec_codegen::sync(&root).expect("sync");
+    bencher.bench(|| {
+        let report = capspec_codegen::check(&root).expect("check runs");
+        assert!(report.findings.iter().all(|f| !f.rule.starts_with("policy/") && !f.rule.starts_with("drift/")), "{:?}", report.findings);
+        report
     });
     let _ = std::fs::remove_dir_all(&root);
 }

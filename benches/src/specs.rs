@@ -54,3 +54,23 @@ pub fn write_project(root: &Path, capabilities: usize) {
         std::fs::write(root.join(format!("specs/mod{m:05}.yaml")), text).expect("write spec");
     }
 }
+
+/// Write `count` Cedar policies into `root/policies/bench.cedar`, one per
+/// capability of a project from [`write_project`] (cycling when there are
+/// more policies than capabilities), each reading the capability's input
+/// the way real policies do: a path glob, an optional number, an enum.
+pub fn write_policies(root: &Path, capabilities: usize, count: usize) {
+    let mut text = String::new();
+    for i in 0..count {
+        let c = i % capabilities;
+        let action = format!("Capspec::Action::\"mod{:05}.cap_{:05}_{:02}\"", c / 20, c / 20, c % 20);
+        let policy = match i % 3 {
+            0 => format!("forbid(principal, action == {action}, resource)\nwhen {{ context.input has target && context.input.target.path like \"*.env\" }};"),
+            1 => format!("@ask\npermit(principal, action == {action}, resource)\nwhen {{ context.input has limit && context.input.limit > 100 }};"),
+            _ => format!("permit(principal in Capspec::Group::\"ops\", action == {action}, resource)\nwhen {{ context.input.mode == \"dry_run\" }};"),
+        };
+        text.push_str(&format!("@id(\"p{i:05}\")\n{policy}\n\n"));
+    }
+    std::fs::create_dir_all(root.join("policies")).expect("create policies dir");
+    std::fs::write(root.join("policies/bench.cedar"), text).expect("write policies");
+}

@@ -17,6 +17,19 @@ use crate::types::Attribute;
 use crate::value::Inexacts;
 use crate::{Category, Effect, Mode, NAMESPACE, category_group, module_group, statements, value};
 
+/// How many (principal, groups, action) entity sets a `Policies` keeps.
+const ENTITY_CACHE: usize = 4096;
+
+/// What a request's entities are built from: a structured key, so no
+/// principal id can spell another's groups.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct EntityKey {
+    principal: String,
+    groups: Vec<String>,
+    action: String,
+    category: Category,
+}
+
 /// One policy file's text, and the name findings and labels give it
 /// (relative to the project root, `/`-separated).
 #[derive(Debug, Clone)]
@@ -131,6 +144,10 @@ pub struct Policies {
     by_id: HashMap<PolicyId, usize>,
     /// Per action id, the policies whose action scope can match it.
     index: RwLock<HashMap<String, Arc<PolicySet>>>,
+    /// Per principal, groups and action, the two entities a request needs:
+    /// building them computes a transitive closure, a third of a call's
+    /// evaluation. Emptied when it reaches `ENTITY_CACHE` keys.
+    entities: RwLock<HashMap<EntityKey, Arc<Entities>>>,
     authorizer: Authorizer,
     user: EntityTypeName,
     group: EntityTypeName,
@@ -175,6 +192,7 @@ impl Policies {
             infos,
             by_id,
             index: RwLock::new(HashMap::new()),
+            entities: RwLock::new(HashMap::new()),
             authorizer: Authorizer::new(),
             user: type_name("User"),
             group: type_name("Group"),
@@ -237,6 +255,9 @@ impl Policies {
                 }
             };
             let starts = statements::starts(&source.text);
+            // Line starts, once per file: locating each of 1,000 policies
+            // from the file's start was quadratic.
+            let lines: Vec<usize> = std::iter::once(0).chain(source.text.match_indices('\n').map(|(i, _)| i + 1)).collect();
             if parsed.templates().next().is_some() {
                 errors.push(located(0, "a policy template (a `?principal` or `?resource` slot): capspec evaluates static policies only".into()));
                 continue;
@@ -244,7 +265,9 @@ impl Policies {
             for n in 0.. {
                 let Some(policy) = parsed.policy(&PolicyId::new(format!("policy{n}"))) else { break };
                 let offset = starts.get(n).copied().unwrap_or(0);
-                let (line, column) = crate::line_col(&source.text, offset);
+                let line_index = lines.partition_point(|&start| start <= offset) - 1;
+                let line = line_index as u32 + 1;
+                let column = source.text.get(lines[line_index]..offset).map_or(1, |before| before.chars().count() as u32 + 1);
                 let label = match policy.annotation("id") {
                     Some(id) => id.to_string(),
                     None => format!("{}:{line}", source.file),
@@ -323,6 +346,37 @@ impl Policies {
         subset
     }
 
+    /// The principal, member of its groups, and the action, member of its
+    /// module and category groups as the schema declares them: without a
+    /// schema at evaluation, `action in Action::"category:write"` holds
+    /// only if the action entity says so. Kept per (principal, groups,
+    /// action).
+    fn entities(&self, request: &Request<'_>, principal: &EntityUid, action: &EntityUid) -> Arc<Entities> {
+        let key = EntityKey {
+            principal: request.principal.to_string(),
+            groups: request.groups.to_vec(),
+            action: action.id().unescaped().to_string(),
+            category: request.category,
+        };
+        if let Some(found) = self.entities.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return found.clone();
+        }
+        let parents: HashSet<EntityUid> = request.groups.iter().map(|g| EntityUid::from_type_name_and_id(self.group.clone(), EntityId::new(g))).collect();
+        let groups: HashSet<EntityUid> = [module_group(request.module), category_group(request.category)]
+            .into_iter()
+            .map(|g| EntityUid::from_type_name_and_id(self.action.clone(), EntityId::new(g)))
+            .collect();
+        let entities = Entities::from_entities([Entity::new_no_attrs(principal.clone(), parents), Entity::new_no_attrs(action.clone(), groups)], None)
+            .expect("two entities, no schema");
+        let entities = Arc::new(entities);
+        let mut cache = self.entities.write().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= ENTITY_CACHE {
+            cache.clear();
+        }
+        cache.insert(key, entities.clone());
+        entities
+    }
+
     /// Evaluate the policies for one call (DESIGN §14). A policy that fails
     /// to evaluate, which Cedar skips, makes this a deny naming it; so does
     /// a number `decimal` cannot hold exactly.
@@ -360,20 +414,11 @@ impl Policies {
         }
         let context = Context::from_pairs(context).expect("context attribute names are unique");
         let principal = EntityUid::from_type_name_and_id(self.user.clone(), EntityId::new(request.principal));
-        let parents: HashSet<EntityUid> = request.groups.iter().map(|g| EntityUid::from_type_name_and_id(self.group.clone(), EntityId::new(g))).collect();
         let action = EntityUid::from_type_name_and_id(self.action.clone(), EntityId::new(crate::action_id(request.module, request.capability)));
-        // The action's groups, as the schema declares them: without a
-        // schema at evaluation, `action in Action::"category:write"` holds
-        // only if the action entity says so.
-        let groups: HashSet<EntityUid> = [module_group(request.module), category_group(request.category)]
-            .into_iter()
-            .map(|g| EntityUid::from_type_name_and_id(self.action.clone(), EntityId::new(g)))
-            .collect();
-        let entities = Entities::from_entities([Entity::new_no_attrs(principal.clone(), parents), Entity::new_no_attrs(action.clone(), groups)], None)
-            .expect("two entities, no schema");
+        let entities = self.entities(request, &principal, &action);
         let resource = EntityUid::from_type_name_and_id(self.module.clone(), EntityId::new(request.module));
         let cedar_request = cedar_policy::Request::new(principal, action, resource, context, None).expect("no schema to check against");
-        let response = self.authorizer.is_authorized(&cedar_request, &applicable, &entities);
+        let response = self.authorizer.is_authorized(&cedar_request, &applicable, entities.as_ref());
         let diagnostics = response.diagnostics();
         let failed: Vec<&PolicyEvaluationError> = diagnostics.errors().map(|e| match e {
             AuthorizationError::PolicyEvaluationError(e) => e,

@@ -84,6 +84,19 @@ fn ask_permits_ask_permits_allow_but_plan_still_blocks_and_groups_come_from_the_
     assert_eq!((ruling, by), (Ruling::Deny, vec!["only-support-refunds".to_string()]));
 }
 
+/// The entities of a request are kept per principal, groups and action:
+/// the same principal in another group, or an id spelled to look like a
+/// group list, gets its own.
+#[test]
+fn kept_entities_follow_the_principals_groups() {
+    let p = policies();
+    let refund = |who| decide(&p, who, "payments.refund", json!({"amount": 20}), Mode::Auto).0;
+    assert_eq!(refund(("bob", &["support"][..])), Ruling::Allow);
+    assert_eq!(refund(("bob", &[][..])), Ruling::Deny, "bob out of support");
+    assert_eq!(refund(("bob", &["support"][..])), Ruling::Allow, "and back in");
+    assert_eq!(refund(("bob\u{0}support", &[][..])), Ruling::Deny);
+}
+
 #[test]
 fn a_policy_that_fails_to_evaluate_denies_naming_it() {
     let (ruling, by, message) = decide(&policies(), ("alice", &[]), "shell.run", json!({"program": "cargo"}), Mode::Auto);

@@ -48,7 +48,7 @@ pub(crate) fn step(run: &Run, spec: &Spec, upstream: Option<&str>, args: &Value,
 }
 
 #[cfg(feature = "policy")]
-pub use capspec_policy::{LoadError, Policies};
+pub use capspec_policy::{LoadError, ParseError, Policies, Source};
 #[cfg(feature = "policy")]
 pub use crate::policy_gate::{PolicyGate, PolicyMode};
 

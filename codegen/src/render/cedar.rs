@@ -23,23 +23,31 @@ use capspec_policy::types::{input_type, quoted, record_text};
 use capspec_policy::{NAMESPACE, action_id, category_group, module_group};
 
 use super::artifact::{Targets, input_schema_json, marker_line};
-use crate::model::{Category, SpecSet};
+use crate::model::{CapabilitySpec, Category, ModuleSpec, SpecSet};
 
 /// The schema file's name inside the catalog directory.
 pub const FILE: &str = "capspec.cedarschema";
 
 /// The schema text.
 pub fn schema(set: &SpecSet, targets: &Targets) -> String {
-    let mut out = format!("// {}\n", marker_line(&targets.specs));
+    format!("// {}\n{}", marker_line(&targets.specs), declarations(set.modules.iter(), set.capabilities()))
+}
+
+/// The namespace with the category groups, the groups of `modules` and
+/// the actions of `capabilities`: all of them for the schema file; for a
+/// batch of policies `check` validates together, only the actions their
+/// scopes can match and those actions' modules.
+pub(crate) fn declarations<'a>(modules: impl Iterator<Item = &'a ModuleSpec>, capabilities: impl Iterator<Item = (&'a ModuleSpec, &'a CapabilitySpec)>) -> String {
+    let mut out = String::new();
     let _ = writeln!(out, "namespace {NAMESPACE} {{");
     out.push_str("  entity Group;\n  entity User in [Group];\n  entity Module;\n\n");
     for category in Category::ALL {
         let _ = writeln!(out, "  action {};", quoted(&category_group(category)));
     }
-    for module in &set.modules {
+    for module in modules {
         let _ = writeln!(out, "  action {};", quoted(&module_group(&module.name)));
     }
-    for (module, cap) in set.capabilities() {
+    for (module, cap) in capabilities {
         let typed = input_type(&input_schema_json(cap));
         let input = record_text(&typed.attributes);
         out.push('\n');
