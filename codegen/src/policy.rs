@@ -113,6 +113,9 @@ mod checked {
         }
     }
 
+    /// Capabilities by (module index, capability index).
+    type Actions = BTreeSet<(usize, usize)>;
+
     /// Most actions one batch's schema declares (see [`validate`]).
     const BATCH_ACTIONS: usize = 32;
 
@@ -138,7 +141,7 @@ mod checked {
             }
         }
         scoped.sort();
-        let mut batches: Vec<(BTreeSet<(usize, usize)>, Vec<PolicyId>)> = Vec::new();
+        let mut batches: Vec<(Actions, Vec<PolicyId>)> = Vec::new();
         for (actions, id) in scoped {
             match batches.last_mut() {
                 Some((held, ids)) if held.union(&actions).count() <= BATCH_ACTIONS => {
@@ -223,7 +226,7 @@ mod checked {
 
         /// What `policy`'s scope can match; `None` for any action or one
         /// the specs lack, which the whole schema decides.
-        fn of(&self, policy: &Policy) -> Option<BTreeSet<(usize, usize)>> {
+        fn of(&self, policy: &Policy) -> Option<Actions> {
             let named = match policy.action_constraint() {
                 ActionConstraint::Any => return None,
                 ActionConstraint::Eq(uid) => vec![uid],

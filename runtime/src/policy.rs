@@ -33,6 +33,7 @@ pub(crate) enum Step {
 /// The step for a call of `spec` (served by `upstream`, for an upstream
 /// capability) with validated `args`; the labels of the
 /// policies that decided (or would have, in log mode) go to `deciding`.
+#[inline]
 pub(crate) fn step(run: &Run, spec: &Spec, upstream: Option<&str>, args: &Value, deciding: &mut Vec<String>) -> Step {
     let floor = |verdict| match verdict {
         Verdict::Allow => Step::Allow,

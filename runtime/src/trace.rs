@@ -48,12 +48,13 @@ pub(crate) fn resolved(span: &Span, spec: Option<&Spec>, called: &str) {
 }
 
 /// How the call ended: what its receipt says, and the error code.
+#[inline]
 pub(crate) fn finished(span: &Span, decision: Option<GateDecision>, status: Status, error: Option<&CallError>, policy: &[String]) {
-    if !policy.is_empty() {
-        span.record("capspec.policy", policy.join(" "));
-    }
     if span.is_disabled() {
         return;
+    }
+    if !policy.is_empty() {
+        span.record("capspec.policy", policy.join(" "));
     }
     if let Some(decision) = decision {
         span.record("capspec.decision", decision.as_str());

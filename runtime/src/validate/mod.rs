@@ -230,7 +230,9 @@ impl Validator {
                         fail(pointer, format!("missing required property `{key}`"));
                     }
                 }
-                for (key, v) in crate::json::sorted_entries(map) {
+                // In key order whatever serde_json's `preserve_order`;
+                // the loop is written once and a sorted map walked as is.
+                let mut visit = |key: &String, v: &Value| {
                     let len = pointer.len();
                     pointer.push('/');
                     if key.contains(['~', '/']) {
@@ -251,6 +253,11 @@ impl Validator {
                         },
                     }
                     pointer.truncate(len);
+                };
+                if map.keys().is_sorted() {
+                    map.iter().for_each(|(k, v)| visit(k, v));
+                } else {
+                    crate::json::sorted_entries(map).for_each(|(k, v)| visit(k, v));
                 }
             }
             _ => {}
