@@ -257,7 +257,7 @@ impl Policies {
             let starts = statements::starts(&source.text);
             // Line starts, once per file: locating each of 1,000 policies
             // from the file's start was quadratic.
-            let lines: Vec<usize> = std::iter::once(0).chain(source.text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+            let lines = crate::Lines::new(&source.text);
             if parsed.templates().next().is_some() {
                 errors.push(located(0, "a policy template (a `?principal` or `?resource` slot): capspec evaluates static policies only".into()));
                 continue;
@@ -265,9 +265,7 @@ impl Policies {
             for n in 0.. {
                 let Some(policy) = parsed.policy(&PolicyId::new(format!("policy{n}"))) else { break };
                 let offset = starts.get(n).copied().unwrap_or(0);
-                let line_index = lines.partition_point(|&start| start <= offset) - 1;
-                let line = line_index as u32 + 1;
-                let column = source.text.get(lines[line_index]..offset).map_or(1, |before| before.chars().count() as u32 + 1);
+                let (line, column) = lines.line_col(offset);
                 let label = match policy.annotation("id") {
                     Some(id) => id.to_string(),
                     None => format!("{}:{line}", source.file),

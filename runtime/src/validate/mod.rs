@@ -230,9 +230,7 @@ impl Validator {
                         fail(pointer, format!("missing required property `{key}`"));
                     }
                 }
-                // In key order whatever serde_json's `preserve_order`;
-                // the loop is written once and a sorted map walked as is.
-                let mut visit = |key: &String, v: &Value| {
+                for (key, v) in crate::json::sorted_entries(map) {
                     let len = pointer.len();
                     pointer.push('/');
                     if key.contains(['~', '/']) {
@@ -253,11 +251,6 @@ impl Validator {
                         },
                     }
                     pointer.truncate(len);
-                };
-                if map.keys().is_sorted() {
-                    map.iter().for_each(|(k, v)| visit(k, v));
-                } else {
-                    crate::json::sorted_entries(map).for_each(|(k, v)| visit(k, v));
                 }
             }
             _ => {}
