@@ -192,20 +192,38 @@ pub(crate) enum Command {
     /// start leaves its module out, with the reason in the capabilities resource. On
     /// protocol 2026-07-28 an `execute_code` action that asks is resumed by replay: its
     /// calls so far travel, encrypted, in the `requestState`, and none runs twice.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
 }
 
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("auth").args(["token_file", "oauth_issuer"])))]
 pub(crate) struct ServeArgs {
     #[command(flatten)]
     pub(crate) root: RootArg,
-    /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio.
-    #[arg(long, value_name = "ADDR", requires = "token_file")]
+    /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio;
+    /// needs --token-file or --oauth-issuer.
+    #[arg(long, value_name = "ADDR", requires = "auth")]
     pub(crate) http: Option<std::net::SocketAddr>,
-    /// A file holding the bearer token every HTTP request must carry
-    /// (`Authorization: Bearer <token>`); surrounding whitespace is ignored.
+    /// A file holding the one bearer token every HTTP request must carry
+    /// (`Authorization: Bearer <token>`; principal `token`); surrounding whitespace is ignored.
     #[arg(long, value_name = "FILE", requires = "http")]
     pub(crate) token_file: Option<PathBuf>,
+    /// Serve HTTP as an OAuth 2.1 resource server: every request carries an access token
+    /// (a JWT) from this issuer, for --resource; its `sub` is the principal and its
+    /// `capspec:<category>` scopes say which categories it may call. Keys come from the
+    /// issuer's metadata (RFC 8414 or OpenID) unless --jwks-file.
+    #[arg(long, value_name = "URL", requires_all = ["http", "resource"])]
+    pub(crate) oauth_issuer: Option<String>,
+    /// This server's URL as clients reach it (e.g. https://tools.example.com/mcp): an
+    /// access token's `aud` must hold it.
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    pub(crate) resource: Option<String>,
+    /// The access token's claim listing the caller's groups (policies read them).
+    #[arg(long, value_name = "NAME", default_value = "groups", requires = "oauth_issuer")]
+    pub(crate) groups_claim: String,
+    /// The issuer's keys (a JWKS document) from this file instead of its metadata.
+    #[arg(long, value_name = "FILE", requires = "oauth_issuer")]
+    pub(crate) jwks_file: Option<PathBuf>,
     /// Admit HTTP requests from this origin besides loopback ones; repeatable. Any other
     /// Origin (or, without one, Host) gets 403, token or not.
     #[arg(long, value_name = "ORIGIN", requires = "http")]

@@ -78,8 +78,18 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
         None => capspec::mcp::StateKey::random(),
     }
     .with_ttl(Duration::from_secs(args.state_ttl));
-    let listen = match (&args.http, &args.token_file) {
-        (Some(addr), Some(token_file)) => capspec::mcp::Listen::Http { addr: *addr, token_file: token_file.clone(), allowed_origins: args.allowed_origin.clone() },
+    let auth = match (&args.token_file, &args.oauth_issuer, &args.resource) {
+        (Some(file), _, _) => Some(capspec::mcp::HttpAuth::TokenFile(file.clone())),
+        (None, Some(issuer), Some(resource)) => Some(capspec::mcp::HttpAuth::OAuth(capspec::mcp::oauth::OAuthOptions {
+            issuer: issuer.clone(),
+            resource: resource.clone(),
+            groups_claim: args.groups_claim.clone(),
+            jwks_file: args.jwks_file.clone(),
+        })),
+        _ => None,
+    };
+    let listen = match (args.http, auth) {
+        (Some(addr), Some(auth)) => capspec::mcp::Listen::Http { addr, auth, allowed_origins: args.allowed_origin.clone() },
         _ => capspec::mcp::Listen::Stdio,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| format!("cannot start the async runtime: {e}"))?;

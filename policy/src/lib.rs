@@ -62,6 +62,23 @@ impl Category {
         Category::ALL.into_iter().find(|c| c.as_str() == text)
     }
 
+    /// The OAuth scope a token needs to call a capability of this category
+    /// (DESIGN §13): `capspec:read`, `capspec:write`, `capspec:execute`,
+    /// `capspec:external`.
+    pub fn scope(self) -> &'static str {
+        match self {
+            Category::Read => "capspec:read",
+            Category::Write => "capspec:write",
+            Category::Execute => "capspec:execute",
+            Category::External => "capspec:external",
+        }
+    }
+
+    /// The category whose scope is `scope`, if it is one.
+    pub fn of_scope(scope: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.scope() == scope)
+    }
+
     /// What reclassifying `from` → `to` does to the gate: `write → read`
     /// loosens it, `read → write` tightens it; `None` when equal.
     pub fn direction(from: Category, to: Category) -> Option<&'static str> {

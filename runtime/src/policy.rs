@@ -33,8 +33,13 @@ pub(crate) enum Step {
 /// The step for a call of `spec` (served by `upstream`, for an upstream
 /// capability) with validated `args`; the labels of the
 /// policies that decided (or would have, in log mode) go to `deciding`.
+/// First the caller's scopes (DESIGN §13): a category they leave out is
+/// denied whatever the policies and the mode say.
 #[inline]
 pub(crate) fn step(run: &Run, spec: &Spec, upstream: Option<&str>, args: &Value, deciding: &mut Vec<String>) -> Step {
+    if !run.principal().scopes().allows(spec.category) {
+        return Step::Deny(lacking_scope(spec));
+    }
     let floor = |verdict| match verdict {
         Verdict::Allow => Step::Allow,
         Verdict::Ask => Step::Ask { always: false },
@@ -46,6 +51,13 @@ pub(crate) fn step(run: &Run, spec: &Spec, upstream: Option<&str>, args: &Value,
     }
     let _ = (upstream, args, deciding);
     floor(crate::gate::decide(run.mode(), spec.category))
+}
+
+/// Why a call the caller's scopes leave out is denied.
+#[cold]
+fn lacking_scope(spec: &Spec) -> String {
+    let category = spec.category;
+    format!("the caller's token lacks the scope `{}`, which `{}.{}` ({category}) needs; authorize again with it", category.scope(), spec.module, spec.name)
 }
 
 #[cfg(feature = "policy")]

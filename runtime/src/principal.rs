@@ -3,15 +3,45 @@
 //!
 //! - `local`: an in-process or stdio host, unless the host sets another;
 //! - `token`: an HTTP request holding the server's one shared bearer token;
-//! - a token's `sub`, in the groups its groups claim lists (OAuth).
+//! - a token's `sub`, in the groups its groups claim lists (OAuth), with
+//!   the categories its scopes grant.
 
 use std::sync::Arc;
 
-/// The caller of a run: an id and the groups it belongs to. Cheap to clone.
+use crate::spec::Category;
+
+/// The caller of a run: an id, the groups it belongs to and the categories
+/// it may call. Cheap to clone.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Principal {
     id: Arc<str>,
     groups: Arc<[String]>,
+    scopes: Scopes,
+}
+
+/// The categories a caller may call (DESIGN §13): every one for `local`,
+/// `token` and a host's own principals; for an OAuth caller, those its
+/// token's `capspec:<category>` scopes name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Scopes(u8);
+
+impl Scopes {
+    /// Every category.
+    pub const ALL: Scopes = Scopes(0b1111);
+
+    fn bit(category: Category) -> u8 {
+        1 << (category as u8)
+    }
+
+    /// The categories whose scopes are among `scopes`; other scopes are ignored.
+    pub fn of<'a>(scopes: impl IntoIterator<Item = &'a str>) -> Scopes {
+        Scopes(scopes.into_iter().filter_map(Category::of_scope).fold(0, |bits, c| bits | Scopes::bit(c)))
+    }
+
+    /// Whether a capability of `category` may be called.
+    pub fn allows(self, category: Category) -> bool {
+        self.0 & Scopes::bit(category) != 0
+    }
 }
 
 impl Principal {
@@ -22,7 +52,7 @@ impl Principal {
 
     /// `id`, in no group.
     pub fn new(id: impl Into<Arc<str>>) -> Principal {
-        Principal { id: id.into(), groups: Arc::from([]) }
+        Principal { id: id.into(), groups: Arc::from([]), scopes: Scopes::ALL }
     }
 
     /// `id`, in `groups` (sorted, without repeats: the same set reads the same everywhere).
@@ -30,7 +60,17 @@ impl Principal {
         let mut groups: Vec<String> = groups.into_iter().map(Into::into).collect();
         groups.sort();
         groups.dedup();
-        Principal { id: id.into(), groups: groups.into() }
+        Principal { id: id.into(), groups: groups.into(), scopes: Scopes::ALL }
+    }
+
+    /// This principal, limited to the categories `scopes` grants.
+    pub fn with_scopes(self, scopes: Scopes) -> Principal {
+        Principal { scopes, ..self }
+    }
+
+    /// The categories the principal may call.
+    pub fn scopes(&self) -> Scopes {
+        self.scopes
     }
 
     /// `local`: the caller of an in-process or stdio host.
@@ -82,5 +122,14 @@ mod tests {
         assert_eq!(p.groups(), ["admins", "support"]);
         assert_eq!(Principal::default().id(), "local");
         assert_eq!(Principal::token().to_string(), "token");
+        assert!(Category::ALL.into_iter().all(|c| p.scopes().allows(c)), "no scopes set: every category");
+    }
+
+    #[test]
+    fn scopes_name_categories() {
+        let scopes = Scopes::of(["openid", "capspec:read", "capspec:external", "capspec:admin"]);
+        let allowed: Vec<Category> = Category::ALL.into_iter().filter(|c| scopes.allows(*c)).collect();
+        assert_eq!(allowed, [Category::Read, Category::External]);
+        assert!(!Scopes::of([]).allows(Category::Read));
     }
 }

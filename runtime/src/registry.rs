@@ -527,7 +527,7 @@ impl Mounted {
                 crate::replay::Check::Diverged(err) => return Reached::refused(qualified, Some(entry), None, err),
             }
         }
-        // 4. policies (DESIGN §14), then the gate
+        // 4. the caller's scopes (DESIGN §13) and policies (§14), then the gate
         let mut policy = Vec::new();
         let upstream = if let Call::Forward(forward) = &entry.call { Some(forward.server()) } else { None };
         let decision = match crate::policy::step(run, entry.spec, upstream, &args, &mut policy) {

@@ -64,14 +64,33 @@ enum Command {
     /// client declared it, and is denied with a named reason otherwise. On protocol
     /// 2026-07-28 an `execute_code` action that asks is resumed by replay: its calls so far
     /// travel, encrypted, in the `requestState`, and none runs twice.
+    #[command(group(clap::ArgGroup::new("auth").args(["token_file", "oauth_issuer"])))]
     Serve {
-        /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio.
-        #[arg(long, value_name = "ADDR", requires = "token_file")]
+        /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio;
+        /// needs --token-file or --oauth-issuer.
+        #[arg(long, value_name = "ADDR", requires = "auth")]
         http: Option<std::net::SocketAddr>,
-        /// A file holding the bearer token every HTTP request must carry
-        /// (`Authorization: Bearer <token>`); surrounding whitespace is ignored.
+        /// A file holding the one bearer token every HTTP request must carry
+        /// (`Authorization: Bearer <token>`; principal `token`); surrounding whitespace
+        /// is ignored.
         #[arg(long, value_name = "FILE", requires = "http")]
         token_file: Option<PathBuf>,
+        /// Serve HTTP as an OAuth 2.1 resource server: every request carries an access
+        /// token (a JWT) from this issuer, for --resource; its `sub` is the principal and
+        /// its `capspec:<category>` scopes say which categories it may call. Keys come
+        /// from the issuer's metadata (RFC 8414 or OpenID) unless --jwks-file.
+        #[arg(long, value_name = "URL", requires_all = ["http", "resource"])]
+        oauth_issuer: Option<String>,
+        /// This server's URL as clients reach it (e.g. https://tools.example.com/mcp):
+        /// an access token's `aud` must hold it.
+        #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+        resource: Option<String>,
+        /// The access token's claim listing the caller's groups (policies read them).
+        #[arg(long, value_name = "NAME", default_value = capspec::mcp::oauth::OAuthOptions::DEFAULT_GROUPS_CLAIM, requires = "oauth_issuer")]
+        groups_claim: String,
+        /// The issuer's keys (a JWKS document) from this file instead of its metadata.
+        #[arg(long, value_name = "FILE", requires = "oauth_issuer")]
+        jwks_file: Option<PathBuf>,
         /// Admit HTTP requests from this origin (e.g. https://app.example.com) besides
         /// loopback ones; repeatable. Any other Origin (or, without one, Host) gets 403,
         /// token or not, so a web page cannot reach the server through DNS rebinding.
@@ -269,7 +288,7 @@ fn main() -> ExitCode {
             print!("{}", mounted.catalog());
             ExitCode::SUCCESS
         }
-        Command::Serve { http, token_file, allowed_origin, state_key_file, state_ttl, max_rounds, max_state_bytes, surface, upstreams, session } => {
+        Command::Serve { http, token_file, oauth_issuer, resource, groups_claim, jwks_file, allowed_origin, state_key_file, state_ttl, max_rounds, max_state_bytes, surface, upstreams, session } => {
             let key = match state_key_file.as_deref().map(capspec::mcp::StateKey::read_file).transpose() {
                 Ok(key) => key.unwrap_or_else(capspec::mcp::StateKey::random).with_ttl(std::time::Duration::from_secs(state_ttl)),
                 Err(e) => {
@@ -278,7 +297,14 @@ fn main() -> ExitCode {
                 }
             };
             let bounds = capspec::mcp::ReplayBounds { max_rounds, max_state_bytes };
-            serve(Mount { mounted, upstreams }, http.zip(token_file), allowed_origin, (key, bounds), surface, &session)
+            let auth = match (token_file, oauth_issuer.zip(resource)) {
+                (Some(file), _) => Some(capspec::mcp::HttpAuth::TokenFile(file)),
+                (None, Some((issuer, resource))) => {
+                    Some(capspec::mcp::HttpAuth::OAuth(capspec::mcp::oauth::OAuthOptions { issuer, resource, groups_claim, jwks_file }))
+                }
+                (None, None) => None,
+            };
+            serve(Mount { mounted, upstreams }, http.zip(auth), allowed_origin, (key, bounds), surface, &session)
         }
     }
 }
@@ -295,7 +321,7 @@ struct Mount {
 #[allow(clippy::too_many_arguments)]
 fn serve(
     mount: Mount,
-    http: Option<(std::net::SocketAddr, PathBuf)>,
+    http: Option<(std::net::SocketAddr, capspec::mcp::HttpAuth)>,
     allowed_origins: Vec<String>,
     (state_key, bounds): (capspec::mcp::StateKey, capspec::mcp::ReplayBounds),
     surface: capspec::mcp::Surface,
@@ -327,7 +353,7 @@ fn serve(
     let host = host.with_state_key(state_key).with_replay_bounds(bounds).with_unmounted(upstreams.iter().flat_map(|u| u.unmounted().to_vec()));
     let listen = match http {
         None => capspec::mcp::Listen::Stdio,
-        Some((addr, token_file)) => capspec::mcp::Listen::Http { addr, token_file, allowed_origins },
+        Some((addr, auth)) => capspec::mcp::Listen::Http { addr, auth, allowed_origins },
     };
     let served = runtime.block_on(async move {
         let served = capspec::mcp::serve(host, listen, "agent-host").await;

@@ -17,10 +17,13 @@
 //! action's journal (resumed by replay); `state_key.rs` derives both keys;
 //! `transport.rs`
 //! serves stdio and HTTP (Origin/Host, bearer token, body limit, JSON-RPC
-//! shape).
+//! shape); `oauth.rs` (feature `oauth`) makes HTTP an OAuth 2.1 resource
+//! server (DESIGN §13).
 
 mod approve;
 mod mrtr;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 pub mod resume;
 mod server;
 mod state_key;
@@ -32,4 +35,4 @@ pub use resume::{MAX_ROUNDS, MAX_STATE_BYTES, ReplayBounds};
 pub use state_key::{STATE_TTL, StateKey};
 pub use server::{McpHost, McpSession, PrepareRun, Surface};
 pub use tools::{CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE, META_ERROR};
-pub use transport::{HttpOptions, Listen, MCP_PATH, serve, serve_http, serve_stdio};
+pub use transport::{Auth, HttpAuth, HttpOptions, Listen, MCP_PATH, serve, serve_http, serve_stdio};

@@ -82,7 +82,12 @@ struct Shared {
 
 enum Callable {
     ExecuteCode,
-    Capability { qualified: String, output: tools::Output },
+    Capability {
+        qualified: String,
+        #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+        category: crate::spec::Category,
+        output: tools::Output,
+    },
 }
 
 impl McpHost {
@@ -93,6 +98,16 @@ impl McpHost {
         let inner = McpHost::build(guest, surface, mode, Arc::new(Run::new));
         let capabilities = Arc::from(inner.capabilities_json.as_str());
         McpHost { inner, state_key: StateKey::random(), bounds: ReplayBounds::default(), capabilities }
+    }
+
+    /// The category of the capability the tool `name` calls; `None` for
+    /// `execute_code` and names this surface does not list.
+    #[cfg(feature = "oauth")]
+    pub(super) fn tool_category(&self, name: &str) -> Option<crate::spec::Category> {
+        match self.inner.callable.get(name) {
+            Some(Callable::Capability { category, .. }) => Some(*category),
+            _ => None,
+        }
     }
 
     /// Build each call's run with `prepare` (add the host's extensions).
@@ -144,7 +159,7 @@ impl McpHost {
         };
         tools.extend(listed.iter().map(|spec| tools::capability_tool(spec)));
         for spec in listed.into_iter().chain(unlisted) {
-            callable.insert(spec.wire_name.to_string(), Callable::Capability { qualified: format!("{}.{}", spec.module, spec.name), output: tools::Output::of(spec) });
+            callable.insert(spec.wire_name.to_string(), Callable::Capability { qualified: format!("{}.{}", spec.module, spec.name), category: spec.category, output: tools::Output::of(spec) });
         }
         let capabilities_json = tools::capabilities_json(&mounted, guest.import_specifier());
         let catalog = mounted.catalog();
@@ -205,7 +220,7 @@ impl McpSession {
                 };
                 tools::action_result(&outcome, &run)
             }
-            Some(Callable::Capability { qualified, output }) => {
+            Some(Callable::Capability { qualified, output, .. }) => {
                 // Blocks an upstream server returns beside the value pass through.
                 let run = self.run(context, stateless).with(crate::content::Blocks::default());
                 let result = shared.mounted.invoke(&run, qualified, arguments).await;

@@ -1,5 +1,6 @@
 //! Serving sessions: stdio (one session, the process's) and Streamable HTTP
-//! at `/mcp` (a session per client, each behind the bearer token).
+//! at `/mcp` (a session per client, each behind the shared bearer token or,
+//! as an OAuth 2.1 resource server, each caller's own token).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -23,12 +24,34 @@ pub async fn serve_stdio(host: McpHost) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Who may call over HTTP (DESIGN §13). A request without what it asks is
+/// refused with 401 and gets no session.
+#[derive(Clone)]
+pub enum Auth {
+    /// Every request carries `Authorization: Bearer <token>`: principal `token`.
+    Token(String),
+    /// Every request carries an access token the resource server accepts:
+    /// the principal is its `sub`, limited to its scopes' categories.
+    #[cfg(feature = "oauth")]
+    OAuth(Arc<super::oauth::ResourceServer>),
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            // The token is a secret: never in a debug print.
+            Auth::Token(_) => f.write_str("Token(..)"),
+            #[cfg(feature = "oauth")]
+            Auth::OAuth(server) => write!(f, "OAuth({})", server.metadata_url()),
+        }
+    }
+}
+
 /// How the HTTP transport admits requests.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
-    /// Every request must carry `Authorization: Bearer <token>`; any other
-    /// request is refused with 401 and gets no session.
-    pub token: String,
+    /// Who may call.
+    pub auth: Auth,
     /// A request body over this many bytes is refused with 413.
     pub max_body_bytes: usize,
     /// Origins (`https://app.example.com`, scheme and host and any port)
@@ -44,7 +67,12 @@ impl HttpOptions {
 
     /// Options admitting requests that carry `token`, with the default body limit.
     pub fn new(token: impl Into<String>) -> HttpOptions {
-        HttpOptions { token: token.into(), max_body_bytes: HttpOptions::DEFAULT_MAX_BODY_BYTES, allowed_origins: Vec::new() }
+        HttpOptions::with_auth(Auth::Token(token.into()))
+    }
+
+    /// Options admitting requests as `auth` says, with the default body limit.
+    pub fn with_auth(auth: Auth) -> HttpOptions {
+        HttpOptions { auth, max_body_bytes: HttpOptions::DEFAULT_MAX_BODY_BYTES, allowed_origins: Vec::new() }
     }
 
     /// These options admitting requests from `origins` too (besides loopback).
@@ -104,15 +132,45 @@ fn is_port(text: &str) -> bool {
 pub enum Listen {
     /// MCP over stdin/stdout.
     Stdio,
-    /// Streamable HTTP at `addr`, every request carrying the token in `token_file`.
+    /// Streamable HTTP at `addr`, every request admitted as `auth` says.
     Http {
         /// The address to bind (`127.0.0.1:0` picks a port).
         addr: std::net::SocketAddr,
-        /// A file holding the bearer token; surrounding whitespace is ignored.
-        token_file: std::path::PathBuf,
+        /// Who may call.
+        auth: HttpAuth,
         /// Origins admitted besides loopback ones.
         allowed_origins: Vec<String>,
     },
+}
+
+/// Who may call an HTTP server, as its flags say (DESIGN §13).
+#[derive(Debug, Clone)]
+pub enum HttpAuth {
+    /// `--token-file`: a file holding the one shared bearer token;
+    /// surrounding whitespace is ignored.
+    TokenFile(std::path::PathBuf),
+    /// `--oauth-issuer`, `--resource`, `--groups-claim`, `--jwks-file`.
+    #[cfg(feature = "oauth")]
+    OAuth(super::oauth::OAuthOptions),
+}
+
+impl HttpAuth {
+    /// Read the token file, or find the issuer's keys.
+    async fn load(self) -> std::io::Result<Auth> {
+        match self {
+            HttpAuth::TokenFile(token_file) => {
+                let token = std::fs::read_to_string(&token_file)
+                    .map_err(|e| std::io::Error::other(format!("cannot read the token file `{}`: {e}", token_file.display())))?;
+                let token = token.trim();
+                if token.is_empty() {
+                    return Err(std::io::Error::other(format!("the token file `{}` is empty", token_file.display())));
+                }
+                Ok(Auth::Token(token.to_string()))
+            }
+            #[cfg(feature = "oauth")]
+            HttpAuth::OAuth(options) => Ok(Auth::OAuth(Arc::new(super::oauth::ResourceServer::discover(options).await.map_err(std::io::Error::other)?))),
+        }
+    }
 }
 
 /// Serve `host` as `listen` says until the client (stdio) or the process
@@ -121,16 +179,11 @@ pub enum Listen {
 pub async fn serve(host: McpHost, listen: Listen, who: &str) -> std::io::Result<()> {
     match listen {
         Listen::Stdio => serve_stdio(host).await,
-        Listen::Http { addr, token_file, allowed_origins } => {
-            let token = std::fs::read_to_string(&token_file)
-                .map_err(|e| std::io::Error::other(format!("cannot read the token file `{}`: {e}", token_file.display())))?;
-            let token = token.trim();
-            if token.is_empty() {
-                return Err(std::io::Error::other(format!("the token file `{}` is empty", token_file.display())));
-            }
+        Listen::Http { addr, auth, allowed_origins } => {
+            let auth = auth.load().await?;
             let listener = TcpListener::bind(addr).await.map_err(|e| std::io::Error::other(format!("cannot listen on {addr}: {e}")))?;
             eprintln!("{who}: serving MCP at http://{}{MCP_PATH}", listener.local_addr()?);
-            serve_http(host, listener, HttpOptions::new(token).with_allowed_origins(allowed_origins)).await
+            serve_http(host, listener, HttpOptions::with_auth(auth).with_allowed_origins(allowed_origins)).await
         }
     }
 }
@@ -150,7 +203,8 @@ pub async fn serve_http(host: McpHost, listener: TcpListener, options: HttpOptio
     let sessions = host.clone();
     let mcp = StreamableHttpService::new(move || Ok(sessions.session()), Arc::new(LocalSessionManager::default()), config);
     let admission = Arc::new(Admission {
-        token: format!("Bearer {}", options.token),
+        auth: options.auth,
+        host,
         max_body: options.max_body_bytes,
         allowed_origins: options.allowed_origins.iter().map(|o| normalize_origin(o)).collect(),
     });
@@ -176,8 +230,10 @@ type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
 /// What every request is checked against before rmcp sees it.
 struct Admission {
-    /// The whole `Authorization` value: `Bearer <token>`.
-    token: String,
+    auth: Auth,
+    /// The tools' categories, for a token's scopes.
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    host: McpHost,
     max_body: usize,
     /// Normalized (see [`normalize_origin`]).
     allowed_origins: Vec<String>,
@@ -189,7 +245,18 @@ async fn admit<S>(mcp: &mut S, admission: &Admission, request: Request<Incoming>
 where
     S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Body>, Error = Infallible>,
 {
-    let (token, max_body) = (admission.token.as_str(), admission.max_body);
+    let max_body = admission.max_body;
+    #[cfg(feature = "oauth")]
+    if let Auth::OAuth(server) = &admission.auth {
+        let path = request.uri().path();
+        if request.method() == http::Method::GET && (path == super::oauth::METADATA_PATH || path.strip_prefix(super::oauth::METADATA_PATH) == Some(MCP_PATH)) {
+            // Public, and read by browser-based clients: any origin.
+            let mut response = Response::new(Full::new(Bytes::from(server.metadata().to_string())).boxed());
+            response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+            response.headers_mut().insert(http::header::ACCESS_CONTROL_ALLOW_ORIGIN, http::HeaderValue::from_static("*"));
+            return response;
+        }
+    }
     if !origin_admitted(request.headers(), &admission.allowed_origins) {
         return plain(
             StatusCode::FORBIDDEN,
@@ -199,15 +266,25 @@ where
     if request.uri().path() != MCP_PATH {
         return plain(StatusCode::NOT_FOUND, &format!("not found: the MCP endpoint is {MCP_PATH}"));
     }
-    let authorized = request.headers().get(http::header::AUTHORIZATION).is_some_and(|v| constant_time_eq(v.as_bytes(), token.as_bytes()));
-    if !authorized {
-        let mut response = plain(StatusCode::UNAUTHORIZED, "unauthorized: send `Authorization: Bearer <token>` with the server's token");
-        response.headers_mut().insert(http::header::WWW_AUTHENTICATE, http::HeaderValue::from_static("Bearer"));
-        return response;
-    }
+    let authorization = request.headers().get(http::header::AUTHORIZATION).map(|v| v.as_bytes());
+    // Who calls (DESIGN §13): the holder of the shared token, or the
+    // subject of an access token.
+    let principal = match &admission.auth {
+        Auth::Token(token) => {
+            if !authorization.and_then(|v| v.strip_prefix(b"Bearer ")).is_some_and(|v| constant_time_eq(v, token.as_bytes())) {
+                let mut response = plain(StatusCode::UNAUTHORIZED, "unauthorized: send `Authorization: Bearer <token>` with the server's token");
+                response.headers_mut().insert(http::header::WWW_AUTHENTICATE, http::HeaderValue::from_static("Bearer"));
+                return response;
+            }
+            crate::principal::Principal::token()
+        }
+        #[cfg(feature = "oauth")]
+        Auth::OAuth(server) => match server.admit(authorization).await {
+            Ok(principal) => principal,
+            Err(refusal) => return oauth_refusal(server, &refusal),
+        },
+    };
     let (mut parts, body) = request.into_parts();
-    // Who calls (DESIGN §13): the holder of the shared token.
-    parts.extensions.insert(crate::principal::Principal::token());
     let bytes = match read_body(body, max_body).await {
         Ok(bytes) => bytes,
         Err(BodyProblem::TooLarge) => {
@@ -218,14 +295,28 @@ where
         Err(BodyProblem::Unreadable(e)) => return plain(StatusCode::BAD_REQUEST, &format!("the request body could not be read: {e}")),
     };
     if parts.method == http::Method::POST {
-        if let Err((code, message)) = json_rpc_problem(&bytes) {
-            let error = serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
-            let mut response = Response::new(Full::new(Bytes::from(error.to_string())).boxed());
-            *response.status_mut() = StatusCode::BAD_REQUEST;
-            response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-            return response;
+        let message = match json_rpc(&bytes) {
+            Ok(message) => message,
+            Err((code, message)) => {
+                let error = serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
+                let mut response = Response::new(Full::new(Bytes::from(error.to_string())).boxed());
+                *response.status_mut() = StatusCode::BAD_REQUEST;
+                response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+                return response;
+            }
+        };
+        // MCP's step-up: a tool whose category the token's scopes lack is a
+        // 403 naming the scope, before anything runs.
+        #[cfg(feature = "oauth")]
+        if let Auth::OAuth(server) = &admission.auth {
+            if let Some(category) = lacking_scope(&admission.host, &principal, &message) {
+                return insufficient_scope(server, category);
+            }
         }
+        #[cfg(not(feature = "oauth"))]
+        let _ = message;
     }
+    parts.extensions.insert(principal);
     match mcp.call(Request::from_parts(parts, Full::new(bytes))).await {
         Ok(response) => response,
         Err(never) => match never {},
@@ -260,9 +351,9 @@ async fn read_body(mut body: Incoming, max: usize) -> Result<Bytes, BodyProblem>
     if seen > max { Err(BodyProblem::TooLarge) } else { Ok(Bytes::from(kept)) }
 }
 
-/// Why a POST body is not a JSON-RPC message: a parse error (-32700) or an
+/// A POST body as JSON-RPC, or why it is not: a parse error (-32700) or an
 /// invalid request (-32600), with a message saying what was wrong.
-fn json_rpc_problem(body: &[u8]) -> Result<(), (i64, String)> {
+fn json_rpc(body: &[u8]) -> Result<serde_json::Value, (i64, String)> {
     let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| (-32700, format!("Parse error: the body is not JSON ({e})")))?;
     let is_message = |v: &serde_json::Value| v.get("jsonrpc").and_then(|j| j.as_str()) == Some("2.0");
     let valid = match &value {
@@ -270,7 +361,7 @@ fn json_rpc_problem(body: &[u8]) -> Result<(), (i64, String)> {
         serde_json::Value::Array(batch) => !batch.is_empty() && batch.iter().all(is_message),
         _ => false,
     };
-    if valid { Ok(()) } else { Err((-32600, "Invalid Request: a JSON-RPC 2.0 message is an object with \"jsonrpc\": \"2.0\"".to_string())) }
+    if valid { Ok(value) } else { Err((-32600, "Invalid Request: a JSON-RPC 2.0 message is an object with \"jsonrpc\": \"2.0\"".to_string())) }
 }
 
 fn plain(status: StatusCode, text: &str) -> Response<Body> {
@@ -278,6 +369,61 @@ fn plain(status: StatusCode, text: &str) -> Response<Body> {
     *response.status_mut() = status;
     response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("text/plain; charset=utf-8"));
     response
+}
+
+/// The first category a message (or batch) calls a tool of that the
+/// principal's scopes lack.
+#[cfg(feature = "oauth")]
+fn lacking_scope(host: &McpHost, principal: &crate::principal::Principal, message: &serde_json::Value) -> Option<crate::spec::Category> {
+    let messages = match message {
+        serde_json::Value::Array(batch) => batch.as_slice(),
+        one => std::slice::from_ref(one),
+    };
+    messages.iter().filter(|m| m.get("method").and_then(|m| m.as_str()) == Some("tools/call")).find_map(|m| {
+        let name = m.get("params")?.get("name")?.as_str()?;
+        host.tool_category(name).filter(|c| !principal.scopes().allows(*c))
+    })
+}
+
+/// 401: no token, or one this server does not accept.
+#[cfg(feature = "oauth")]
+fn oauth_refusal(server: &super::oauth::ResourceServer, refusal: &super::oauth::Refusal) -> Response<Body> {
+    use super::oauth::Refusal;
+    let read = crate::spec::Category::Read.scope();
+    let (text, challenge) = match refusal {
+        Refusal::Missing => (
+            "unauthorized: send `Authorization: Bearer <access token>` from the issuer this server's metadata names".to_string(),
+            format!("Bearer resource_metadata=\"{}\", scope=\"{read}\"", server.metadata_url()),
+        ),
+        Refusal::Invalid(why) => (
+            format!("unauthorized: {why}"),
+            format!("Bearer error=\"invalid_token\", error_description=\"{}\", resource_metadata=\"{}\", scope=\"{read}\"", quoted(why), server.metadata_url()),
+        ),
+    };
+    challenged(plain(StatusCode::UNAUTHORIZED, &text), &challenge)
+}
+
+/// 403: the token's scopes lack `category`'s.
+#[cfg(feature = "oauth")]
+fn insufficient_scope(server: &super::oauth::ResourceServer, category: crate::spec::Category) -> Response<Body> {
+    let scope = category.scope();
+    let response = plain(StatusCode::FORBIDDEN, &format!("forbidden: calling a {category} capability takes the scope `{scope}`; authorize again with it"));
+    challenged(response, &format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{}\"", server.metadata_url()))
+}
+
+/// `response` with `challenge` as its `WWW-Authenticate`.
+#[cfg(feature = "oauth")]
+fn challenged(mut response: Response<Body>, challenge: &str) -> Response<Body> {
+    if let Ok(value) = http::HeaderValue::from_str(challenge) {
+        response.headers_mut().insert(http::header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// Text fit for a quoted header parameter: printable ASCII without `"` or `\`.
+#[cfg(feature = "oauth")]
+fn quoted(text: &str) -> String {
+    text.chars().map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' { c } else { '\'' }).collect()
 }
 
 /// Equal bytes, compared without an early exit (the token is a secret).
@@ -324,10 +470,10 @@ mod tests {
 
     #[test]
     fn only_json_rpc_messages_pass() {
-        assert_eq!(super::json_rpc_problem(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Ok(()));
-        assert_eq!(super::json_rpc_problem(b"{ nope").unwrap_err().0, -32700);
-        assert_eq!(super::json_rpc_problem(br#"{"id":1}"#).unwrap_err().0, -32600);
-        assert_eq!(super::json_rpc_problem(b"[]").unwrap_err().0, -32600);
-        assert_eq!(super::json_rpc_problem(b"42").unwrap_err().0, -32600);
+        assert_eq!(super::json_rpc(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).map(|_| ()), Ok(()));
+        assert_eq!(super::json_rpc(b"{ nope").unwrap_err().0, -32700);
+        assert_eq!(super::json_rpc(br#"{"id":1}"#).unwrap_err().0, -32600);
+        assert_eq!(super::json_rpc(b"[]").unwrap_err().0, -32600);
+        assert_eq!(super::json_rpc(b"42").unwrap_err().0, -32600);
     }
 }
