@@ -7,13 +7,13 @@
 // Every check asserts; the first failure exits non-zero with its message.
 // The last line printed is a JSON summary (load figures included).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { serve } from "./serving.mjs";
 
 const [binary, scratch] = process.argv.slice(2);
 assert.ok(binary && scratch, "usage: node mcp-e2e.mjs <agent-host> <scratch dir>");
@@ -129,17 +129,7 @@ async function httpServer(args) {
   const tokenFile = join(scratch, `token-${args.join("-").replace(/[^a-z]/g, "")}`);
   const token = `t-${Math.random().toString(36).slice(2)}`;
   writeFileSync(tokenFile, `${token}\n`);
-  const child = spawn(binary, ["serve", "--http", "127.0.0.1:0", "--token-file", tokenFile, ...args], { stdio: ["ignore", "ignore", "pipe"] });
-  const url = await new Promise((resolve, reject) => {
-    let text = "";
-    child.stderr.on("data", (chunk) => {
-      text += chunk;
-      // The whole line: stderr may arrive cut anywhere, mid-address too.
-      const found = text.match(/serving MCP at (http:\/\/\S+)\r?\n/);
-      if (found) resolve(found[1]);
-    });
-    child.on("exit", (code) => reject(new Error(`agent-host serve exited (${code}): ${text}`)));
-  });
+  const { child, url } = await serve(binary, ["--http", "127.0.0.1:0", "--token-file", tokenFile, ...args]);
   return { child, url, token };
 }
 

@@ -7,7 +7,9 @@
 //! instances sharing only the token and the state key behind a round-robin
 //! proxy serve 50 approved writes. Skips with a notice where the venv is
 //! absent; CI (which builds it) sets CAPSPEC_REQUIRE_PYTHON_TOOLS so it may
-//! not.
+//! not. With an OAuth access token (tests/py/oauth_e2e.py): the 401, a
+//! read as the token's subject, a write refused with 403 for want of
+//! `capspec:write`, and run with it.
 
 use std::process::Command;
 
@@ -17,13 +19,17 @@ use capspec_testkit::{TempDir, repo_root, skip};
 /// JSON summary (the last line) and everything it printed; `None` (with a
 /// notice, or a failure where CI requires Python) when the venv is absent.
 fn python_script(script: &str) -> Option<(serde_json::Value, String)> {
+    python_script_in(script, TempDir::new("mcp-python"))
+}
+
+/// [`python_script`] with `scratch` as its scratch directory (prepared by the caller).
+fn python_script_in(script: &str, scratch: TempDir) -> Option<(serde_json::Value, String)> {
     let python = repo_root().join("tests/py/.venv/bin/python");
     let installed = Command::new(&python).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());
     if !installed {
         skip(Some("CAPSPEC_REQUIRE_PYTHON_TOOLS"), &format!("Python's mcp client is not installed (python3 -m venv tests/py/.venv && tests/py/.venv/bin/pip install -r tests/py/requirements.txt); skipping {script}"));
         return None;
     }
-    let scratch = TempDir::new("mcp-python");
     let out = Command::new(&python).arg(repo_root().join("tests/py").join(script)).arg(env!("CARGO_BIN_EXE_agent-host")).arg(scratch.path()).output().expect("python runs");
     let text = capspec_testkit::text(&out);
     assert!(out.status.success(), "the Python client failed:\n{text}");
@@ -62,4 +68,30 @@ fn the_python_sdk_client_approves_an_actions_asks_and_each_write_happens_once() 
     assert!(summary["bounds"]["state_bytes"].as_str().is_some_and(|m| m.contains("--max-state-bytes 4096")), "{text}");
     assert_eq!(summary["scale_out"]["writes"], 60, "{text}");
     eprintln!("scale-out: {}", summary["scale_out"]);
+}
+
+/// Python's client holding access tokens signed with the fixture issuer
+/// key (tests/fixtures/oauth), against `serve --oauth-issuer --jwks-file`.
+#[test]
+fn the_python_sdk_client_calls_with_an_access_token_and_its_scopes_hold() {
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    let scratch = TempDir::new("mcp-python-oauth");
+    let fixtures = repo_root().join("tests/fixtures/oauth");
+    let (issuer, resource) = ("http://127.0.0.1:1/issuer", "http://127.0.0.1:8931/mcp");
+    let key = EncodingKey::from_rsa_pem(&std::fs::read(fixtures.join("rsa.pem")).unwrap()).unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let token = |scope: &str| {
+        let claims = serde_json::json!({ "iss": issuer, "sub": "py-user", "aud": resource, "exp": now + 600, "scope": scope });
+        jsonwebtoken::encode(&Header { kid: Some("rsa-1".into()), ..Header::new(Algorithm::RS256) }, &claims, &key).unwrap()
+    };
+    let oauth = serde_json::json!({
+        "issuer": issuer, "resource": resource, "jwks": fixtures.join("jwks.json"),
+        "read": token("capspec:read"), "write": token("capspec:read capspec:write"),
+    });
+    scratch.write("oauth.json", oauth.to_string());
+    let Some((summary, text)) = python_script_in("oauth_e2e.py", scratch) else { return };
+    assert_eq!(summary["without_token"], 401, "{text}");
+    assert_eq!(summary["principal"], "py-user", "{text}");
+    assert_eq!(summary["write_with_read_token"], "refused", "{text}");
+    assert_eq!(summary["write_with_write_token"], "ok", "{text}");
 }

@@ -4,7 +4,8 @@
 //! plan mode, missing and wrong tokens, malformed input, an oversized body,
 //! and 32 concurrent sessions × 50 calls with every receipt accounted for
 //! and no approval shared; and the v2 client pinned to 2026-07-28
-//! (tests/ts/mcp-v2.mjs). Skip with a notice where node or the pinned SDK is
+//! (tests/ts/mcp-v2.mjs); and the v1 client's own OAuth flow against a real
+//! authorization server, oidc-provider (tests/ts/oauth-e2e.mjs). Skip with a notice where node or the pinned SDK is
 //! absent; CI (which installs them) sets CAPSPEC_REQUIRE_NODE_TOOLS so they
 //! may not.
 
@@ -39,4 +40,20 @@ fn the_typescript_sdk_v2_client_works_on_2026_07_28() {
     let binary = env!("CARGO_BIN_EXE_agent-host");
     let Some(last) = node_script("mcp-v2.mjs", "@modelcontextprotocol/client", &[binary.as_ref(), scratch.path().as_os_str()]) else { return };
     assert_eq!(summary(&last), serde_json::json!({"tools": "ok", "image": "ok", "code": "ok", "replay": "ok"}));
+}
+
+/// `agent-host serve --oauth-issuer` with oidc-provider (pinned) as the
+/// authorization server and the TypeScript SDK's OAuth client: the 401,
+/// discovery of both metadata documents, dynamic registration, PKCE with the
+/// `resource`, the browser's log-in and consent (driven over HTTP), a read
+/// as `alice`, then a write that is a 403 `insufficient_scope`, the SDK's
+/// step-up to `capspec:write`, and the same write run.
+#[test]
+fn the_typescript_sdk_logs_in_through_a_real_authorization_server_and_steps_up() {
+    let scratch = TempDir::new("mcp-sdk-oauth");
+    let binary = env!("CARGO_BIN_EXE_agent-host");
+    let Some(last) = node_script("oauth-e2e.mjs", "oidc-provider", &[binary.as_ref(), scratch.path().as_os_str()]) else { return };
+    let summary = summary(&last);
+    assert_eq!(summary["flow"], "ok", "{summary}");
+    assert_eq!(summary["scopes"], serde_json::json!(["capspec:read", "capspec:write"]), "{summary}");
 }
