@@ -104,6 +104,23 @@ fn a_new_cargo_project_adopts_capspec_in_one_command() {
     assert!(!String::from_utf8_lossy(&again.stdout).contains("wrote "), "{}", text(&again));
     assert_eq!(tree(&project), before, "a second init changes no file");
 
+    // Policies in a project whose xtask was built without the `policy`
+    // feature (init's is): one finding, at the policy, saying how to turn
+    // it on. Taken out again afterwards.
+    let config = std::fs::read_to_string(project.join("capspec.toml")).unwrap();
+    std::fs::write(project.join("capspec.toml"), format!("{config}\n[policy]\ndir = \"policies\"\n")).unwrap();
+    std::fs::create_dir_all(project.join("policies")).unwrap();
+    std::fs::write(project.join("policies/guard.cedar"), "forbid (principal, action, resource);\n").unwrap();
+    assert_eq!(run(&project, &cargo(), &["xtask", "sync"]).status.code(), Some(0));
+    let check = run(&project, &cargo(), &["xtask", "check"]);
+    assert_eq!(check.status.code(), Some(1), "{}", text(&check));
+    let said = String::from_utf8_lossy(&check.stdout).into_owned();
+    assert!(said.contains("error[policy/feature]") && said.contains("policies/guard.cedar:1:1") && said.contains("add `\"policy\"` to `features` of `capspec-cli`"), "{said}");
+    std::fs::write(project.join("capspec.toml"), config).unwrap();
+    std::fs::remove_dir_all(project.join("policies")).unwrap();
+    assert_eq!(run(&project, &cargo(), &["xtask", "sync"]).status.code(), Some(0));
+    assert_eq!(run(&project, &cargo(), &["xtask", "check"]).status.code(), Some(0));
+
     // Reclassifying the example capability fails the gate.
     let spec = std::fs::read_to_string(project.join("specs/example.yaml")).unwrap();
     std::fs::write(project.join("specs/example.yaml"), spec.replacen("category: read", "category: write", 1)).unwrap();

@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use capspec_testkit::{TempDir, repo_root, skip, text};
+use capspec_testkit::{KillOnDrop, TempDir, repo_root, skip, text};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
@@ -542,14 +542,4 @@ fn a_gateways_policies_are_checked_and_enforced_on_an_upstream_server() {
         assert_eq!(large["_meta"]["io.capspec/receipts"][0]["policy"], json!(["large-sums-ask"]), "{large:#}");
         logging.cancel().await.unwrap();
     });
-}
-
-/// A child the test ends however the test ends.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }

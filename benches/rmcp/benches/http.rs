@@ -16,6 +16,13 @@
 //! (median over the batches), p50 and p99 latency over every call, and the
 //! ratios to plain rmcp on the same revision.
 //!
+//! capspec's server runs twice: behind the shared token, and as an OAuth
+//! resource server (DESIGN §13) whose `SESSIONS` clients each hold their own
+//! RS256 access token, signed with the fixture key of tests/fixtures/oauth.
+//! Then token validation alone, against one client's unloaded round trip:
+//! a token's first request (its signature verified against the cached
+//! keys) and every later one (the verified token looked up).
+//!
 //! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS]`
 
 use std::convert::Infallible;
@@ -60,11 +67,14 @@ impl Revision {
 fn main() {
     let rounds = std::env::args().skip(1).find_map(|a| a.parse::<usize>().ok()).unwrap_or(12);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
-    let servers: Vec<(&str, SocketAddr)> = rt.block_on(async {
+    let shared: Arc<[String]> = Arc::from([TOKEN.to_string()]);
+    let tokens: Arc<[String]> = (0..SESSIONS).map(|i| oauth_token(&format!("user-{i}"))).collect();
+    let servers: Vec<(&str, SocketAddr, Arc<[String]>)> = rt.block_on(async {
         vec![
-            ("rmcp StreamableHttpService", rmcp_http(PeekServer).await),
-            ("  the same + capspec's receipt in _meta", rmcp_http(PeekMetaServer).await),
-            ("capspec serve_http (tools surface)", capspec_http().await),
+            ("rmcp StreamableHttpService", rmcp_http(PeekServer).await, shared.clone()),
+            ("  the same + capspec's receipt in _meta", rmcp_http(PeekMetaServer).await, shared.clone()),
+            ("capspec serve_http (tools surface)", capspec_http(capspec::mcp::Auth::Token(TOKEN.into())).await, shared.clone()),
+            ("  the same, OAuth (a JWT per client)", capspec_http(capspec::mcp::Auth::OAuth(Arc::new(oauth_server().await))).await, tokens.clone()),
         ]
     });
     let revisions = [Revision::Sessions, Revision::Stateless];
@@ -75,7 +85,7 @@ fn main() {
     for round in 0..WARM_UP + rounds {
         for k in 0..runs.len() {
             let (s, r) = runs[(round + k) % runs.len()];
-            let (rate, times) = rt.block_on(batch(servers[s].1, revisions[r]));
+            let (rate, times) = rt.block_on(batch(servers[s].1, revisions[r], &servers[s].2));
             if round >= WARM_UP {
                 rates[s][r].push(rate);
                 latencies[s][r].extend(times);
@@ -90,19 +100,87 @@ fn main() {
             row[r].sort_by(f64::total_cmp);
         }
         let (base_rate, base_p99) = (at(&rates[0][r], 0.5), at(&latencies[0][r], 0.99));
-        for (s, (label, _)) in servers.iter().enumerate() {
+        for (s, (label, ..)) in servers.iter().enumerate() {
             let (rate, p50, p99) = (at(&rates[s][r], 0.5), at(&latencies[s][r], 0.5), at(&latencies[s][r], 0.99));
             println!("{label:<42} {:<11} {rate:>9.0} {p50:>9.0} {p99:>9.0} {:>7.3}× {:>7.3}×", revision.name(), rate / base_rate, p99 / base_p99);
         }
+        let (shared, oauth) = (at(&rates[2][r], 0.5), at(&rates[3][r], 0.5));
+        println!("  OAuth against the shared token, {}: {:.3}× the calls/s", revision.name(), oauth / shared);
     }
+    // Token validation alone, against one client's round trip unloaded.
+    let round_trip = rt.block_on(solo(servers[2].1, &servers[2].2));
+    let server = rt.block_on(oauth_server());
+    let fresh: Vec<String> = (0..VERIFIED).map(|i| oauth_token(&format!("fresh-{i}"))).collect();
+    let mut first = Vec::with_capacity(VERIFIED);
+    for token in &fresh {
+        let header = format!("Bearer {token}");
+        let began = Instant::now();
+        rt.block_on(server.admit(Some(header.as_bytes()))).expect("admitted");
+        first.push(began.elapsed().as_secs_f64() * 1e6);
+    }
+    let known = format!("Bearer {}", fresh[0]);
+    let mut again = Vec::with_capacity(LOOKUPS);
+    for _ in 0..LOOKUPS {
+        let began = Instant::now();
+        rt.block_on(server.admit(Some(known.as_bytes()))).expect("admitted");
+        again.push(began.elapsed().as_secs_f64() * 1e6);
+    }
+    first.sort_by(f64::total_cmp);
+    again.sort_by(f64::total_cmp);
+    let (first, again) = (at(&first, 0.5), at(&again, 0.5));
+    println!("Token validation (RS256, keys cached), medians; one client's tools/call round trip unloaded: {round_trip:.1} µs");
+    println!("  a token's first request (signature verified): {first:>8.2} µs  {:>6.1} % of the round trip", 100.0 * first / round_trip);
+    println!("  a token already verified (looked up):        {again:>8.2} µs  {:>6.1} % of the round trip", 100.0 * again / round_trip);
+}
+
+/// Distinct tokens verified once each, for the first-request figure.
+const VERIFIED: usize = 200;
+/// Lookups of one verified token.
+const LOOKUPS: usize = 20_000;
+/// The audience the OAuth server is for (its `--resource`).
+const RESOURCE: &str = "http://127.0.0.1/mcp";
+const ISSUER: &str = "http://127.0.0.1/issuer";
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/oauth").join(name)
+}
+
+/// An access token for `sub`, as an identity provider signs one: RS256,
+/// every category scope, valid for an hour.
+fn oauth_token(sub: &str) -> String {
+    let key = jsonwebtoken::EncodingKey::from_rsa_pem(&std::fs::read(fixture("rsa.pem")).expect("the fixture key")).expect("a PEM key");
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_secs();
+    let claims = json!({"iss": ISSUER, "sub": sub, "aud": RESOURCE, "exp": now + 3600, "scope": "capspec:read capspec:write capspec:execute capspec:external"});
+    let header = jsonwebtoken::Header { kid: Some("rsa-1".into()), ..jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256) };
+    jsonwebtoken::encode(&header, &claims, &key).expect("signs")
+}
+
+/// The resource server: the fixture issuer's keys, from its JWKS file.
+async fn oauth_server() -> capspec::mcp::oauth::ResourceServer {
+    let options = capspec::mcp::oauth::OAuthOptions { issuer: ISSUER.into(), resource: RESOURCE.into(), groups_claim: "groups".into(), jwks_file: Some(fixture("jwks.json")) };
+    capspec::mcp::oauth::ResourceServer::discover(options).await.expect("a resource server")
+}
+
+/// One client alone: the median round trip of `tools/call` on 2025-11-25, in µs.
+async fn solo(addr: SocketAddr, bearers: &Arc<[String]>) -> f64 {
+    let mut client = Client::connect(addr, Revision::Sessions, bearers[0].clone()).await;
+    let mut times: Vec<f64> = Vec::with_capacity(LOOKUPS / 10);
+    for i in 0..LOOKUPS / 10 {
+        let began = Instant::now();
+        client.call_peek(i).await;
+        times.push(began.elapsed().as_secs_f64() * 1e6);
+    }
+    client.close().await;
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
 }
 
 /// One batch: `SESSIONS` clients set up (not timed), then all calling at
 /// once. Calls per second over the batch, and each call's latency in µs.
-async fn batch(addr: SocketAddr, revision: Revision) -> (f64, Vec<f64>) {
+async fn batch(addr: SocketAddr, revision: Revision, bearers: &Arc<[String]>) -> (f64, Vec<f64>) {
     let mut clients = Vec::with_capacity(SESSIONS);
-    for _ in 0..SESSIONS {
-        clients.push(Client::connect(addr, revision).await);
+    for i in 0..SESSIONS {
+        clients.push(Client::connect(addr, revision, bearers[i % bearers.len()].clone()).await);
     }
     let start = Instant::now();
     let tasks: Vec<_> = clients
@@ -134,15 +212,17 @@ struct Client {
     revision: Revision,
     session: Option<String>,
     next_id: u64,
+    /// `Authorization`'s value: `Bearer <token>`.
+    authorization: String,
 }
 
 impl Client {
-    async fn connect(addr: SocketAddr, revision: Revision) -> Client {
+    async fn connect(addr: SocketAddr, revision: Revision, bearer: String) -> Client {
         let stream = TcpStream::connect(addr).await.expect("connect");
         stream.set_nodelay(true).expect("nodelay");
         let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.expect("handshake");
         tokio::spawn(connection);
-        let mut client = Client { sender, revision, session: None, next_id: 1 };
+        let mut client = Client { sender, revision, session: None, next_id: 1, authorization: format!("Bearer {bearer}") };
         if revision == Revision::Sessions {
             let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "capspec-load", "version": "1"}});
             let (headers, _) = client.post("initialize", None, json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})).await;
@@ -174,7 +254,7 @@ impl Client {
         if let Some(session) = self.session.take() {
             let request = hyper::Request::delete("/mcp")
                 .header("host", "127.0.0.1")
-                .header("authorization", format!("Bearer {TOKEN}"))
+                .header("authorization", self.authorization.as_str())
                 .header("mcp-session-id", session)
                 .body(Full::new(Bytes::new()))
                 .expect("a request");
@@ -185,7 +265,7 @@ impl Client {
     async fn post(&mut self, method: &str, name: Option<&str>, body: Value) -> (hyper::HeaderMap, Bytes) {
         let mut request = hyper::Request::post("/mcp")
             .header("host", "127.0.0.1")
-            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("authorization", self.authorization.as_str())
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
             .header("mcp-protocol-version", self.revision.name());
@@ -223,11 +303,11 @@ fn response_of(body: &[u8]) -> Option<Value> {
         .find(|message| message.get("id").is_some())
 }
 
-/// capspec's HTTP server on a loopback port.
-async fn capspec_http() -> SocketAddr {
+/// capspec's HTTP server on a loopback port, admitting as `auth` says.
+async fn capspec_http(auth: capspec::mcp::Auth) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("an address");
-    tokio::spawn(capspec::mcp::serve_http(capspec_host(), listener, capspec::mcp::HttpOptions::new(TOKEN)));
+    tokio::spawn(capspec::mcp::serve_http(capspec_host(), listener, capspec::mcp::HttpOptions::with_auth(auth)));
     addr
 }
 

@@ -1,0 +1,115 @@
+//! `cargo capspec serve --oauth-issuer`: a gateway over an upstream server,
+//! behind an identity provider (DESIGN §13). The upstream is the SDK's HTTP
+//! fixture (tests/ts/http-server.mjs), which refuses every request not
+//! carrying its own token: a call through the gateway with an access token
+//! succeeds only because the gateway sends the upstream its configured
+//! token, never the caller's. Tokens are signed with the fixture issuer key
+//! (tests/fixtures/oauth) and checked against its JWKS file.
+
+use std::io::{BufRead, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+
+use capspec_testkit::{KillOnDrop, TempDir, repo_root, skip, text};
+use serde_json::{Value, json};
+
+const ISSUER: &str = "http://127.0.0.1:1/issuer";
+const RESOURCE: &str = "https://gateway.example.com/mcp";
+
+fn token(scope: &str) -> String {
+    let key = jsonwebtoken::EncodingKey::from_rsa_pem(&std::fs::read(repo_root().join("tests/fixtures/oauth/rsa.pem")).unwrap()).unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let claims = json!({ "iss": ISSUER, "sub": "carol", "aud": RESOURCE, "exp": now + 600, "scope": scope, "groups": ["ops"] });
+    let header = jsonwebtoken::Header { kid: Some("rsa-1".into()), ..jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256) };
+    jsonwebtoken::encode(&header, &claims, &key).unwrap()
+}
+
+/// One HTTP/1.1 exchange: status, headers (lower-cased names), body.
+fn exchange(addr: &str, method: &str, headers: &[(&str, &str)], path: &str, body: &str) -> (u16, Vec<(String, String)>, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    stream.write_all(format!("{request}\r\n{body}").as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines.next().unwrap()[9..12].parse().unwrap();
+    let headers = lines.filter_map(|l| l.split_once(':')).map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string())).collect();
+    (status, headers, body.to_string())
+}
+
+fn post(addr: &str, bearer: &str, session: Option<&str>, message: Value) -> (u16, Vec<(String, String)>, String) {
+    let auth = format!("Bearer {bearer}");
+    let mut headers = vec![("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    if let Some(session) = session {
+        headers.push(("Mcp-Session-Id", session));
+    }
+    exchange(addr, "POST", &headers, "/mcp", &message.to_string())
+}
+
+#[test]
+fn a_gateway_behind_an_identity_provider_admits_access_tokens_and_never_forwards_them() {
+    let ts = repo_root().join("tests/ts");
+    let node = Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !node || !ts.join("node_modules/@modelcontextprotocol/sdk").is_dir() {
+        skip(Some("CAPSPEC_REQUIRE_NODE_TOOLS"), "node or the pinned MCP SDK is not installed (run `npm ci --prefix tests/ts`); skipping the gateway behind OAuth");
+        return;
+    }
+    let mut fixture = Command::new("node");
+    fixture.arg(ts.join("http-server.mjs")).env("CAPSPEC_FIXTURE_TOKEN", "upstream-s3cret").stderr(Stdio::piped());
+    let mut remote = KillOnDrop(fixture.spawn().unwrap());
+    let mut line = String::new();
+    std::io::BufReader::new(remote.0.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("the fixture printed {line:?}")).to_string();
+    let project = TempDir::new("serve-oauth");
+    project.write("capspec.toml", format!("specs = \"specs\"\n\n[upstream.remote]\nurl = \"{url}\"\ntoken_env = \"CAPSPEC_TEST_REMOTE_TOKEN\"\ntimeout_ms = 10000\n"));
+    let capspec = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cargo-capspec"));
+        command.arg("capspec").args(args).current_dir(project.path()).env("CAPSPEC_TEST_REMOTE_TOKEN", "upstream-s3cret").env_remove("CARGO_MANIFEST_DIR");
+        command
+    };
+    for args in [&["import", "mcp", "--upstream", "remote"][..], &["sync"]] {
+        let out = capspec(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
+    }
+    let jwks = repo_root().join("tests/fixtures/oauth/jwks.json");
+    let mut serve = capspec(&["serve", "--surface", "tools", "--mode", "auto", "--http", "127.0.0.1:0", "--oauth-issuer", ISSUER, "--resource", RESOURCE, "--jwks-file"]);
+    let mut gateway = KillOnDrop(serve.arg(&jwks).arg("--root").arg(project.path()).stderr(Stdio::piped()).spawn().unwrap());
+    let mut stderr = std::io::BufReader::new(gateway.0.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("serving MCP at") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the gateway ended before listening");
+    }
+    let addr = line.trim().rsplit_once("http://").unwrap().1.trim_end_matches("/mcp").to_string();
+
+    // The metadata names the issuer; without a token, a 401 pointing at it.
+    let (status, _, metadata) = exchange(&addr, "GET", &[], "/.well-known/oauth-protected-resource/mcp", "");
+    assert_eq!(status, 200);
+    let metadata: Value = serde_json::from_str(&metadata).unwrap();
+    assert_eq!((&metadata["resource"], &metadata["authorization_servers"]), (&json!(RESOURCE), &json!([ISSUER])));
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let (status, headers, _) = post(&addr, "", None, init.clone());
+    assert_eq!(status, 401);
+    let challenge = &headers.iter().find(|(n, _)| n == "www-authenticate").unwrap().1;
+    assert!(challenge.contains("resource_metadata=\"https://gateway.example.com/.well-known/oauth-protected-resource/mcp\""), "{challenge}");
+
+    // With an access token: the upstream's tool runs, as carol; the
+    // upstream admitted the call, so it got its own token, not hers.
+    let bearer = token("capspec:read");
+    let (status, headers, body) = post(&addr, &bearer, None, init);
+    assert_eq!(status, 200, "{body}");
+    let session = headers.iter().find(|(n, _)| n == "mcp-session-id").unwrap().1.clone();
+    assert_eq!(post(&addr, &bearer, Some(&session), json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).0, 202);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "shout", "arguments": {"text": "hi"}}});
+    let (status, _, body) = post(&addr, &bearer, Some(&session), call);
+    assert_eq!(status, 200, "{body}");
+    let data = body.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).find(|d| !d.is_empty()).unwrap_or_else(|| panic!("{body}"));
+    let result = &serde_json::from_str::<Value>(data).unwrap()["result"];
+    assert_eq!(result["structuredContent"], json!({"result": "HI"}), "{result:#}");
+    let receipt = &result["_meta"]["io.capspec/receipts"][0];
+    assert_eq!((&receipt["principal"], &receipt["upstream"]), (&json!("carol"), &json!("remote")), "{receipt}");
+}
