@@ -21,7 +21,8 @@
 //! RS256 access token, signed with the fixture key of tests/fixtures/oauth.
 //! Then token validation alone, against one client's unloaded round trip:
 //! a token's first request (its signature verified against the cached
-//! keys) and every later one (the verified token looked up).
+//! keys) and every later one (the verified token looked up), and the RS256
+//! signature alone on the server's ring beside RustCrypto's `rsa`.
 //!
 //! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS]`
 
@@ -39,6 +40,7 @@ use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
+use jsonwebtoken::crypto::rust_crypto;
 use tokio::net::{TcpListener, TcpStream};
 
 /// Concurrent clients (sessions on 2025-11-25) per batch.
@@ -68,13 +70,17 @@ fn main() {
     let rounds = std::env::args().skip(1).find_map(|a| a.parse::<usize>().ok()).unwrap_or(12);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     let shared: Arc<[String]> = Arc::from([TOKEN.to_string()]);
+    // The resource server first: it installs jsonwebtoken's provider (ring),
+    // which signing the tokens would otherwise settle on RustCrypto.
+    let resource_server = Arc::new(rt.block_on(oauth_server()));
+    assert!(!std::ptr::eq(jsonwebtoken::crypto::CryptoProvider::try_get_default().expect("installed"), &rust_crypto::DEFAULT_PROVIDER), "the server verifies on ring");
     let tokens: Arc<[String]> = (0..SESSIONS).map(|i| oauth_token(&format!("user-{i}"))).collect();
     let servers: Vec<(&str, SocketAddr, Arc<[String]>)> = rt.block_on(async {
         vec![
             ("rmcp StreamableHttpService", rmcp_http(PeekServer).await, shared.clone()),
             ("  the same + capspec's receipt in _meta", rmcp_http(PeekMetaServer).await, shared.clone()),
             ("capspec serve_http (tools surface)", capspec_http(capspec::mcp::Auth::Token(TOKEN.into())).await, shared.clone()),
-            ("  the same, OAuth (a JWT per client)", capspec_http(capspec::mcp::Auth::OAuth(Arc::new(oauth_server().await))).await, tokens.clone()),
+            ("  the same, OAuth (a JWT per client)", capspec_http(capspec::mcp::Auth::OAuth(resource_server)).await, tokens.clone()),
         ]
     });
     let revisions = [Revision::Sessions, Revision::Stateless];
@@ -125,12 +131,36 @@ fn main() {
         rt.block_on(server.admit(Some(known.as_bytes()))).expect("admitted");
         again.push(began.elapsed().as_secs_f64() * 1e6);
     }
-    first.sort_by(f64::total_cmp);
-    again.sort_by(f64::total_cmp);
-    let (first, again) = (at(&first, 0.5), at(&again, 0.5));
+    // The RS256 signature alone: ring (the server's provider) and RustCrypto's `rsa`.
+    let (message, signature) = fresh[0].rsplit_once('.').expect("a JWS");
+    let key = jsonwebtoken::DecodingKey::from_rsa_pem(&std::fs::read(fixture("rsa.pub.pem")).expect("the fixture key")).expect("a PEM key");
+    let alg = jsonwebtoken::Algorithm::RS256;
+    let mut ring = Vec::with_capacity(VERIFIED);
+    let mut rsa = Vec::with_capacity(VERIFIED);
+    for _ in 0..VERIFIED {
+        let began = Instant::now();
+        assert!(jsonwebtoken::crypto::verify(signature, message.as_bytes(), &key, alg).expect("verifies"));
+        ring.push(began.elapsed().as_secs_f64() * 1e6);
+        let raw = base64_url(signature);
+        let began = Instant::now();
+        assert!((rust_crypto::DEFAULT_PROVIDER.verifier_factory)(&alg, &key).expect("a verifier").verify(message.as_bytes(), &raw).is_ok());
+        rsa.push(began.elapsed().as_secs_f64() * 1e6);
+    }
+    for v in [&mut first, &mut again, &mut ring, &mut rsa] {
+        v.sort_by(f64::total_cmp);
+    }
+    let (first, again, ring, rsa) = (at(&first, 0.5), at(&again, 0.5), at(&ring, 0.5), at(&rsa, 0.5));
     println!("Token validation (RS256, keys cached), medians; one client's tools/call round trip unloaded: {round_trip:.1} µs");
     println!("  a token's first request (signature verified): {first:>8.2} µs  {:>6.1} % of the round trip", 100.0 * first / round_trip);
     println!("  a token already verified (looked up):        {again:>8.2} µs  {:>6.1} % of the round trip", 100.0 * again / round_trip);
+    println!("  the signature alone, ring (the server's):    {ring:>8.2} µs  {:>6.1} % of the round trip", 100.0 * ring / round_trip);
+    println!("  the signature alone, RustCrypto's rsa:       {rsa:>8.2} µs  {:>6.1} % of the round trip  ({:.1}× ring)", 100.0 * rsa / round_trip, rsa / ring);
+}
+
+/// A JWS part's bytes (base64url, no padding).
+fn base64_url(text: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text).expect("base64url")
 }
 
 /// Distinct tokens verified once each, for the first-request figure.

@@ -18,10 +18,12 @@
 //! `transport.rs`
 //! serves stdio and HTTP (Origin/Host, bearer token, body limit, JSON-RPC
 //! shape); `oauth.rs` (feature `oauth`) makes HTTP an OAuth 2.1 resource
-//! server (DESIGN §13).
+//! server (DESIGN §13), its tokens checked with ring (`jwt_ring.rs`).
 
 mod approve;
 mod mrtr;
+#[cfg(feature = "oauth")]
+mod jwt_ring;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 pub mod resume;

@@ -2,7 +2,7 @@
 //! metadata, JWT access tokens checked against the issuer's keys, the
 //! principal and its category scopes taken from the token.
 //!
-//! The signature is verified by `jsonwebtoken` (RustCrypto); this module
+//! The signature is verified by `jsonwebtoken` (on ring, `jwt_ring.rs`); this module
 //! only decides which key and which claims: asymmetric algorithms only, the
 //! issuer exactly, the resource in `aud` (RFC 8707), `exp`/`nbf` with 60 s
 //! of leeway, `sub` required.
@@ -99,6 +99,9 @@ impl ResourceServer {
     /// Check the options, find the issuer's keys (its RFC 8414 or OpenID
     /// metadata's `jwks_uri`, or the `--jwks-file`) and fetch them.
     pub async fn discover(options: OAuthOptions) -> Result<ResourceServer, String> {
+        // jsonwebtoken's process-wide cryptography: ring, unless the host
+        // installed a provider of its own first.
+        let _ = jsonwebtoken::crypto::CryptoProvider::install_default(&super::jwt_ring::PROVIDER);
         let issuer = url(&options.issuer, "--oauth-issuer")?;
         if issuer.scheme() != "https" && !loopback(&issuer) {
             return Err(format!("the issuer `{}` must be https:// (only a loopback issuer may be http://)", options.issuer));
