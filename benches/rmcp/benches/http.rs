@@ -21,7 +21,7 @@
 //! RS256 access token, signed with the fixture key of tests/fixtures/oauth.
 //! Then token validation alone, against one client's unloaded round trip:
 //! a token's first request (its signature verified against the cached
-//! keys) and every later one (the verified token looked up), and the RS256
+//! keys; RS256, and ES256) and every later one (the verified token looked up), and the RS256
 //! signature alone on the server's ring beside RustCrypto's `rsa`.
 //!
 //! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS]`
@@ -116,14 +116,19 @@ fn main() {
     // Token validation alone, against one client's round trip unloaded.
     let round_trip = rt.block_on(solo(servers[2].1, &servers[2].2));
     let server = rt.block_on(oauth_server());
+    let first_requests = |tokens: &[String]| -> Vec<f64> {
+        let headers: Vec<String> = tokens.iter().map(|token| format!("Bearer {token}")).collect();
+        let mut times = Vec::with_capacity(headers.len());
+        for header in &headers {
+            let began = Instant::now();
+            rt.block_on(server.admit(Some(header.as_bytes()))).expect("admitted");
+            times.push(began.elapsed().as_secs_f64() * 1e6);
+        }
+        times
+    };
     let fresh: Vec<String> = (0..VERIFIED).map(|i| oauth_token(&format!("fresh-{i}"))).collect();
-    let mut first = Vec::with_capacity(VERIFIED);
-    for token in &fresh {
-        let header = format!("Bearer {token}");
-        let began = Instant::now();
-        rt.block_on(server.admit(Some(header.as_bytes()))).expect("admitted");
-        first.push(began.elapsed().as_secs_f64() * 1e6);
-    }
+    let mut first = first_requests(&fresh);
+    let mut first_es256 = first_requests(&(0..VERIFIED).map(|i| signed(&format!("es-{i}"), jsonwebtoken::Algorithm::ES256)).collect::<Vec<_>>());
     let known = format!("Bearer {}", fresh[0]);
     let mut again = Vec::with_capacity(LOOKUPS);
     for _ in 0..LOOKUPS {
@@ -146,12 +151,13 @@ fn main() {
         assert!((rust_crypto::DEFAULT_PROVIDER.verifier_factory)(&alg, &key).expect("a verifier").verify(message.as_bytes(), &raw).is_ok());
         rsa.push(began.elapsed().as_secs_f64() * 1e6);
     }
-    for v in [&mut first, &mut again, &mut ring, &mut rsa] {
+    for v in [&mut first, &mut first_es256, &mut again, &mut ring, &mut rsa] {
         v.sort_by(f64::total_cmp);
     }
-    let (first, again, ring, rsa) = (at(&first, 0.5), at(&again, 0.5), at(&ring, 0.5), at(&rsa, 0.5));
+    let (first, first_es256, again, ring, rsa) = (at(&first, 0.5), at(&first_es256, 0.5), at(&again, 0.5), at(&ring, 0.5), at(&rsa, 0.5));
     println!("Token validation (RS256, keys cached), medians; one client's tools/call round trip unloaded: {round_trip:.1} µs");
     println!("  a token's first request (signature verified): {first:>8.2} µs  {:>6.1} % of the round trip", 100.0 * first / round_trip);
+    println!("  the same, an ES256 token:                    {first_es256:>8.2} µs  {:>6.1} % of the round trip", 100.0 * first_es256 / round_trip);
     println!("  a token already verified (looked up):        {again:>8.2} µs  {:>6.1} % of the round trip", 100.0 * again / round_trip);
     println!("  the signature alone, ring (the server's):    {ring:>8.2} µs  {:>6.1} % of the round trip", 100.0 * ring / round_trip);
     println!("  the signature alone, RustCrypto's rsa:       {rsa:>8.2} µs  {:>6.1} % of the round trip  ({:.1}× ring)", 100.0 * rsa / round_trip, rsa / ring);
@@ -178,10 +184,18 @@ fn fixture(name: &str) -> std::path::PathBuf {
 /// An access token for `sub`, as an identity provider signs one: RS256,
 /// every category scope, valid for an hour.
 fn oauth_token(sub: &str) -> String {
-    let key = jsonwebtoken::EncodingKey::from_rsa_pem(&std::fs::read(fixture("rsa.pem")).expect("the fixture key")).expect("a PEM key");
+    signed(sub, jsonwebtoken::Algorithm::RS256)
+}
+
+/// The same token signed with RS256 (`rsa-1`) or ES256 (`ec-1`).
+fn signed(sub: &str, alg: jsonwebtoken::Algorithm) -> String {
+    let (key, kid) = match alg {
+        jsonwebtoken::Algorithm::ES256 => (jsonwebtoken::EncodingKey::from_ec_pem(&std::fs::read(fixture("ec.pem")).expect("the fixture key")).expect("a PEM key"), "ec-1"),
+        _ => (jsonwebtoken::EncodingKey::from_rsa_pem(&std::fs::read(fixture("rsa.pem")).expect("the fixture key")).expect("a PEM key"), "rsa-1"),
+    };
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_secs();
     let claims = json!({"iss": ISSUER, "sub": sub, "aud": RESOURCE, "exp": now + 3600, "scope": "capspec:read capspec:write capspec:execute capspec:external"});
-    let header = jsonwebtoken::Header { kid: Some("rsa-1".into()), ..jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256) };
+    let header = jsonwebtoken::Header { kid: Some(kid.into()), ..jsonwebtoken::Header::new(alg) };
     jsonwebtoken::encode(&header, &claims, &key).expect("signs")
 }
 
