@@ -52,16 +52,13 @@ struct Verify {
 
 impl Verifier<Vec<u8>> for Verify {
     fn verify(&self, message: &[u8], signature: &Vec<u8>) -> std::result::Result<(), signature::Error> {
-        let checked = match (hmac_algorithm(self.alg), rsa_parameters(self.alg), self.key.kind()) {
-            (Some(h), _, DecodingKeyKind::SecretOrDer(secret)) => hmac::verify(&hmac::Key::new(h, secret), message, signature),
-            (_, Some(parameters), DecodingKeyKind::RsaModulusExponent { n, e }) => sig::RsaPublicKeyComponents { n, e }.verify(parameters, message, signature),
-            (None, _, DecodingKeyKind::SecretOrDer(der)) => match verification(self.alg) {
-                Some(algorithm) => sig::UnparsedPublicKey::new(algorithm, der).verify(message, signature),
-                None => return Err(signature::Error::new()),
-            },
+        let checked = match (self.key.kind(), hmac_algorithm(self.alg), rsa_parameters(self.alg)) {
+            (DecodingKeyKind::SecretOrDer(secret), Some(h), _) => hmac::verify(&hmac::Key::new(h, secret), message, signature),
+            (DecodingKeyKind::RsaModulusExponent { n, e }, _, Some(parameters)) => sig::RsaPublicKeyComponents { n, e }.verify(parameters, message, signature),
+            (DecodingKeyKind::SecretOrDer(der), None, _) => sig::UnparsedPublicKey::new(verification(self.alg).ok_or_else(signature::Error::new)?, der).verify(message, signature),
             _ => return Err(signature::Error::new()),
         };
-        checked.map_err(|_| signature::Error::new())
+        checked.map_err(failed)
     }
 }
 
@@ -79,27 +76,28 @@ struct Sign {
 impl Signer<Vec<u8>> for Sign {
     fn try_sign(&self, message: &[u8]) -> std::result::Result<Vec<u8>, signature::Error> {
         let der = self.key.as_bytes();
+        if let Some(h) = hmac_algorithm(self.alg) {
+            return Ok(hmac::sign(&hmac::Key::new(h, der), message).as_ref().to_vec());
+        }
         let rng = SystemRandom::new();
-        let failed = |_| signature::Error::new();
         Ok(match self.alg {
-            Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512 => {
-                let h = hmac_algorithm(self.alg).expect("an HMAC algorithm");
-                hmac::sign(&hmac::Key::new(h, der), message).as_ref().to_vec()
-            }
             Algorithm::RS256 | Algorithm::RS384 | Algorithm::RS512 | Algorithm::PS256 | Algorithm::PS384 | Algorithm::PS512 => {
-                let pair = rsa_pair(der).map_err(|_| signature::Error::new())?;
+                let pair = rsa_pair(der).map_err(failed)?;
                 let mut out = vec![0; pair.public().modulus_len()];
                 pair.sign(rsa_encoding(self.alg), &rng, message, &mut out).map_err(failed)?;
                 out
             }
-            Algorithm::ES256 | Algorithm::ES384 => {
-                let pair = sig::EcdsaKeyPair::from_pkcs8(ecdsa_signing(self.alg), der, &rng).map_err(|_| signature::Error::new())?;
-                pair.sign(&rng, message).map_err(failed)?.as_ref().to_vec()
-            }
-            Algorithm::EdDSA => sig::Ed25519KeyPair::from_pkcs8_maybe_unchecked(der).map_err(|_| signature::Error::new())?.sign(message).as_ref().to_vec(),
+            Algorithm::ES256 | Algorithm::ES384 => sig::EcdsaKeyPair::from_pkcs8(ecdsa_signing(self.alg), der, &rng).map_err(failed)?.sign(&rng, message).map_err(failed)?.as_ref().to_vec(),
+            Algorithm::EdDSA => sig::Ed25519KeyPair::from_pkcs8_maybe_unchecked(der).map_err(failed)?.sign(message).as_ref().to_vec(),
             _ => return Err(signature::Error::new()),
         })
     }
+}
+
+/// ring's errors say nothing more than that it failed; jsonwebtoken's
+/// caller turns this into `InvalidSignature`.
+fn failed<E>(_: E) -> signature::Error {
+    signature::Error::new()
 }
 
 impl JwtSigner for Sign {
