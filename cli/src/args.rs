@@ -28,6 +28,9 @@ PROJECT CONFIG (capspec.toml, in the root; paths relative to it):
   rule = \"…\"  capability = \"…\" (or file = \"…\")  reason = \"a real reason\"
   [upstream.NAME]                      an MCP server whose tools the module with `upstream: NAME` pins:
   command = [\"prog\", \"arg\"]            stdio child process (or url = \"https://…/mcp\", token_env = \"VAR\")
+  auth = \"oauth\"                       instead of token_env: OAuth 2.1, log in once with `auth login NAME`
+  client_id = \"…\"  scopes = []          a pre-registered client; the scopes to ask for
+  client_metadata_url = \"https://…\"    a Client ID Metadata Document the project publishes
   env = {}  cwd = \".\"                  added to its environment; its directory
   start = \"eager\"  timeout_ms = 60000  or \"lazy\"; connect + list (and each mounted call)
 
@@ -101,6 +104,40 @@ pub(crate) enum PolicyCommand {
 }
 
 #[derive(Subcommand)]
+pub(crate) enum AuthCommand {
+    /// Log in to `[upstream.NAME]` (`auth = "oauth"`): the server's 401 names its
+    /// authorization server, the client is `client_id`, else the `client_metadata_url`
+    /// document where the server supports one, else dynamically registered; then the
+    /// authorization code flow with PKCE S256, the `resource` and a redirect to a loopback
+    /// port here, the response's `iss` checked. The credentials are kept in the user's
+    /// config directory (`capspec/oauth/`, owner-only), never in the project, and refreshed
+    /// before they expire by import, check --upstream and serve.
+    Login {
+        /// The server, as `[upstream.NAME]` names it in capspec.toml.
+        name: String,
+        /// Print the authorization URL instead of opening a browser (on a machine without
+        /// one, open it elsewhere; the redirect must still reach this machine's loopback).
+        #[arg(long)]
+        no_browser: bool,
+        #[command(flatten)]
+        root: RootArg,
+    },
+    /// Each `auth = "oauth"` upstream's log-in: its authorization server, scopes and when
+    /// its access token expires (never a token).
+    Status {
+        #[command(flatten)]
+        root: RootArg,
+    },
+    /// Forget the stored log-in of `[upstream.NAME]`.
+    Logout {
+        /// The server, as `[upstream.NAME]` names it in capspec.toml.
+        name: String,
+        #[command(flatten)]
+        root: RootArg,
+    },
+}
+
+#[derive(Subcommand)]
 pub(crate) enum Command {
     /// Turn another tool surface into a capspec spec file.
     #[command(subcommand)]
@@ -153,6 +190,11 @@ pub(crate) enum Command {
     /// The project's Cedar policies (DESIGN §14): `policy test` runs <dir>/tests.yaml alone.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// OAuth log-ins to upstream servers behind OAuth 2.1 (`auth = "oauth"` in
+    /// `[upstream.NAME]`; needs the feature `live`): `auth login NAME`, `auth status`,
+    /// `auth logout NAME`.
+    #[command(subcommand)]
+    Auth(AuthCommand),
     /// Validate specs and config, compare every generated file with what the specs produce,
     /// and report every finding (never writes).
     #[command(after_help = check_help())]
@@ -179,7 +221,8 @@ pub(crate) enum Command {
         #[arg(long, requires = "format")]
         suggest_allow: bool,
         /// Also start every upstream server and compare its tools with their pins
-        /// (`upstream/changed`, `upstream/removed`, `upstream/added`, `upstream/unreachable`;
+        /// (`upstream/changed`, `upstream/removed`, `upstream/added`, `upstream/unreachable`,
+        /// `upstream/unauthorized` for an `auth = "oauth"` server without a usable log-in;
         /// needs the feature `live`). Without it, check never starts a server.
         #[arg(long)]
         upstream: bool,

@@ -113,6 +113,7 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                 }
             }
         }
+        Command::Auth(command) => crate::auth::run(command),
         Command::Policy(PolicyCommand::Test { root }) => {
             let root = match root.resolve() {
                 Ok(root) => root,

@@ -49,6 +49,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 mod args;
+mod auth;
 mod commands;
 mod init;
 mod live;

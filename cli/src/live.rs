@@ -48,6 +48,7 @@ pub(crate) mod client {
     use std::path::Path;
     use std::time::Duration;
 
+    use capspec::upstream::oauth::{OAuth, credentials_dir};
     use capspec::upstream::{Endpoint, Server, UpstreamError, list_tools};
     use capspec_codegen::load::{self, SpecFile};
     use capspec_codegen::report::{self, Format, Report};
@@ -61,7 +62,17 @@ pub(crate) mod client {
             Transport::Stdio { command, env, cwd } => {
                 Endpoint::Stdio { command: command.clone(), env: env.clone(), cwd: Some(root.join(cwd.as_deref().unwrap_or("."))) }
             }
-            Transport::Http { url, token_env } => Endpoint::Http { url: url.clone(), token: token_env.as_ref().and_then(|v| std::env::var(v).ok()) },
+            Transport::Http { url, token_env, oauth } => Endpoint::Http {
+                url: url.clone(),
+                token: token_env.as_ref().and_then(|v| std::env::var(v).ok()),
+                oauth: oauth.as_ref().map(|o| OAuth {
+                    client_id: o.client_id.clone(),
+                    client_metadata_url: o.client_metadata_url.clone(),
+                    scopes: o.scopes.clone(),
+                    // No config directory: the store says so when used (never the project).
+                    store: credentials_dir().unwrap_or_default(),
+                }),
+            },
         };
         Server { name: upstream.name.clone(), endpoint, timeout: Duration::from_millis(upstream.timeout_ms) }
     }
@@ -142,6 +153,7 @@ pub(crate) mod client {
             eprintln!("listing [upstream.{}] …", upstream.name);
             match list(root, upstream) {
                 Ok(tools) => findings.extend(upstream::compare(module, &tools)),
+                Err(e @ UpstreamError::Unauthorized { .. }) => findings.push(upstream::unauthorized(module, &e.to_string())),
                 Err(e) => findings.push(upstream::unreachable(module, &e.to_string())),
             }
         }

@@ -84,6 +84,7 @@ rules! {
     UPSTREAM_REMOVED = "upstream/removed", false, "with --upstream: a pinned tool the server no longer lists";
     UPSTREAM_ADDED = "upstream/added", true, "with --upstream, warning: a tool the server lists that no capability pins (not mounted until imported)";
     UPSTREAM_UNREACHABLE = "upstream/unreachable", false, "with --upstream: the server did not start, connect or list its tools within its timeout";
+    UPSTREAM_UNAUTHORIZED = "upstream/unauthorized", false, "with --upstream: an `auth = \"oauth\"` server with no stored log-in, or one it refused (the message names `cargo capspec auth login NAME`)";
     POLICY_PARSE = "policy/parse", false, "a .cedar file or the policy tests file does not parse, or a policy id is used twice (located)";
     POLICY_INVALID = "policy/invalid", false, "a policy fails Cedar's strict validation against the schema the specs produce: an unknown capability, module, category or principal attribute, an argument the capability does not take, a type error, an optional argument read without `has` (located; says what the spec has instead)";
     POLICY_TEST = "policy/test", false, "a policy test's expected decision differs from the decision (located at the test; names the policies that decided)";

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-pub use crate::config::{Start, Transport, Upstream};
+pub use crate::config::{OAuthClient, Start, Transport, Upstream};
 use crate::finding::Finding;
 use crate::import::{self, ImportError, ImportOptions, Imported};
 use crate::load::{self, SpecFile};
@@ -150,6 +150,13 @@ pub fn compare(module: &ModuleSpec, tools: &[Value]) -> Vec<Finding> {
             }
         })
         .collect()
+}
+
+/// `upstream/unauthorized` for a module whose OAuth server has no usable
+/// log-in (`why` names the log-in command).
+pub fn unauthorized(module: &ModuleSpec, why: &str) -> Finding {
+    let (server, pos) = module.upstream.clone().unwrap_or_default();
+    Finding::error(rule::UPSTREAM_UNAUTHORIZED, &module.file, pos, format!("[upstream.{server}] is behind OAuth and could not be listed: {why}; `{}` was not compared with its pins", module.name))
 }
 
 /// `upstream/unreachable` for a module whose server could not be listed.

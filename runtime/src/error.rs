@@ -36,6 +36,10 @@ pub enum ErrorCode {
     UpstreamTimeout,
     /// The upstream server answered with an error result.
     UpstreamError,
+    /// The upstream server is behind OAuth and has no usable log-in: none
+    /// stored, or its token refused after one refresh (the message names
+    /// the log-in command).
+    UpstreamUnauthorized,
 }
 
 impl ErrorCode {
@@ -55,6 +59,7 @@ impl ErrorCode {
             ErrorCode::UpstreamUnavailable => "upstream_unavailable",
             ErrorCode::UpstreamTimeout => "upstream_timeout",
             ErrorCode::UpstreamError => "upstream_error",
+            ErrorCode::UpstreamUnauthorized => "upstream_unauthorized",
         }
     }
 }

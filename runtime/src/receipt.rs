@@ -50,7 +50,7 @@ impl Status {
         match result {
             Ok(_) => Status::Ok,
             // The implementation (or its server) ran, or was reached, and failed.
-            Err(e) if matches!(e.code, Failed | UpstreamError | UpstreamTimeout | UpstreamUnavailable) => Status::Failed,
+            Err(e) if matches!(e.code, Failed | UpstreamError | UpstreamTimeout | UpstreamUnavailable | UpstreamUnauthorized) => Status::Failed,
             Err(_) => Status::Refused,
         }
     }

@@ -48,6 +48,7 @@ fn every_bad_fixture_names_its_rule() {
         ("config-errors", "config/allow-invalid"),
         ("config-errors", "config/allow-unmatched"),
         ("config-bad-toml", "config/parse"),
+        ("config-oauth", "config/invalid-value"),
         ("config-specs-dir-absent", "config/bad-path"),
         ("config-empty-specs", "spec/empty"),
         ("drift-missing", "drift/missing"),

@@ -19,7 +19,7 @@ mod upstream;
 pub use reader::CONFIG_FILE;
 pub(crate) use reader::path_problem;
 use reader::{Entry, Reader};
-pub use upstream::{Start, Transport, Upstream};
+pub use upstream::{OAuthClient, Start, Transport, Upstream};
 
 
 /// Defaults of every optional key, documented in `--help` and the README.

@@ -44,7 +44,20 @@ pub enum Transport {
         url: String,
         /// The environment variable holding the bearer token, read at start.
         token_env: Option<String>,
+        /// `auth = "oauth"`: OAuth 2.1 with a stored log-in (DESIGN §12).
+        oauth: Option<OAuthClient>,
     },
+}
+
+/// How an `auth = "oauth"` server's client is identified.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OAuthClient {
+    /// `client_id`: a client registered with the authorization server beforehand.
+    pub client_id: Option<String>,
+    /// `client_metadata_url`: a Client ID Metadata Document the project publishes.
+    pub client_metadata_url: Option<String>,
+    /// `scopes`: what to ask for; empty, what the server's metadata names.
+    pub scopes: Vec<String>,
 }
 
 /// When the runtime starts a server.
@@ -59,7 +72,9 @@ pub enum Start {
 /// `timeout_ms` unless set.
 pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
 
-const KEYS: [&str; 7] = ["command", "env", "cwd", "url", "token_env", "start", "timeout_ms"];
+const KEYS: [&str; 11] = ["command", "env", "cwd", "url", "token_env", "auth", "client_id", "client_metadata_url", "scopes", "start", "timeout_ms"];
+/// The keys only an `auth = "oauth"` server takes.
+const OAUTH_KEYS: [&str; 3] = ["client_id", "client_metadata_url", "scopes"];
 
 impl Reader<'_> {
     /// Every `[upstream.NAME]` table; a broken one is reported and left out.
@@ -107,6 +122,11 @@ impl Reader<'_> {
                     self.error(rule::CONFIG_INVALID_VALUE, at, format!("`command` of {section} must be a non-empty list of strings: the program, then its arguments"));
                     return None;
                 };
+                if let Some((key, _)) = ["auth"].iter().chain(&OAUTH_KEYS).find_map(|k| server.get_key_value(*k)) {
+                    let at = self.pos(key.span().start);
+                    self.error(rule::CONFIG_INVALID_VALUE, at, format!("`{}` of {section}: OAuth is for servers reached over HTTP (`url = \"https://…/mcp\"`), not a child process", key.get_ref()));
+                    return None;
+                }
                 let env = self.env(server, &section)?;
                 let cwd = server.get_key_value("cwd").map(|e| self.path(Some(e), "."));
                 Transport::Stdio { command: argv, env, cwd }
@@ -119,7 +139,8 @@ impl Reader<'_> {
                     return None;
                 }
                 let token_env = server.get_key_value("token_env").map(|e| self.string(Some(e), ""));
-                Transport::Http { url, token_env }
+                let oauth = self.oauth(server, &section, token_env.is_some())?;
+                Transport::Http { url, token_env, oauth }
             }
         };
         let start = match server.get_key_value("start") {
@@ -146,6 +167,57 @@ impl Reader<'_> {
             },
         };
         Some(Upstream { name: name.to_string(), transport, start, timeout_ms, pos })
+    }
+
+    /// `auth = "oauth"` and the keys that go with it.
+    fn oauth(&mut self, server: &DeTable<'_>, section: &str, has_token_env: bool) -> Option<Option<OAuthClient>> {
+        let Some(entry) = server.get_key_value("auth") else {
+            if let Some((key, _)) = OAUTH_KEYS.iter().find_map(|k| server.get_key_value(*k)) {
+                let at = self.pos(key.span().start);
+                self.error(rule::CONFIG_INVALID_VALUE, at, format!("`{}` of {section} is for OAuth: add `auth = \"oauth\"`", key.get_ref()));
+                return None;
+            }
+            return Some(None);
+        };
+        let at = self.pos(entry.1.span().start);
+        let auth = self.string(Some(entry), "");
+        if auth != "oauth" {
+            self.error(rule::CONFIG_INVALID_VALUE, at, format!("`auth = {auth:?}` in {section}: the one value is \"oauth\" (a static bearer token is `token_env`)"));
+            return None;
+        }
+        if has_token_env {
+            self.error(rule::CONFIG_INVALID_VALUE, at, format!("{section} has both `token_env` and `auth = \"oauth\"`; keep one"));
+            return None;
+        }
+        let client_id = server.get_key_value("client_id").map(|e| self.string(Some(e), "")).filter(|s| !s.is_empty());
+        let client_metadata_url = match server.get_key_value("client_metadata_url") {
+            None => None,
+            Some(entry) => {
+                let url = self.string(Some(entry), "");
+                if !url.starts_with("https://") || url.trim_start_matches("https://").trim_end_matches('/').find('/').is_none() {
+                    let at = self.pos(entry.1.span().start);
+                    self.error(rule::CONFIG_INVALID_VALUE, at, format!("`client_metadata_url` of {section} must be an https:// URL with a path (the client's metadata document)"));
+                    return None;
+                }
+                Some(url)
+            }
+        };
+        let scopes = match server.get_key_value("scopes") {
+            None => Vec::new(),
+            Some((_, value)) => {
+                let list: Option<Vec<String>> = match value.get_ref() {
+                    DeValue::Array(items) => items.iter().map(|i| if let DeValue::String(s) = i.get_ref() { Some(s.to_string()).filter(|s| !s.is_empty() && !s.contains(' ')) } else { None }).collect(),
+                    _ => None,
+                };
+                let Some(list) = list else {
+                    let at = self.pos(value.span().start);
+                    self.error(rule::CONFIG_INVALID_VALUE, at, format!("`scopes` of {section} must be a list of scope names without spaces"));
+                    return None;
+                };
+                list
+            }
+        };
+        Some(Some(OAuthClient { client_id, client_metadata_url, scopes }))
     }
 
     fn env(&mut self, server: &DeTable<'_>, section: &str) -> Option<BTreeMap<String, String>> {

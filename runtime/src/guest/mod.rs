@@ -47,7 +47,7 @@ return value is the result. Every capability call returns a promise and passes \
 the host's permission gate; a refused call throws an `Error` whose `.code` is one of \
 `unknown_capability`, `ambiguous_capability`, `invalid_arguments`, `permission_denied`, \
 `blocked_in_plan_mode`, `failed`, `timeout`, `limit_exceeded` (or, for a capability an upstream MCP \
-server implements, `upstream_changed`, `upstream_unavailable`, `upstream_timeout`, `upstream_error`), \
+server implements, `upstream_changed`, `upstream_unavailable`, `upstream_timeout`, `upstream_error`, `upstream_unauthorized`), \
 which the action may catch. \
 While a call waits for approval the action may be run again from its start, each call it already made \
 answered as before (so are `Date` and `Math.random`): make the same calls in the same order every time; \

@@ -9,6 +9,7 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::RoleClient;
 use serde_json::Value;
@@ -33,6 +34,9 @@ pub enum Endpoint {
         url: String,
         /// The bearer token, when the server wants one.
         token: Option<String>,
+        /// OAuth 2.1 instead (`auth = "oauth"`): the token is the stored
+        /// log-in's, refreshed as it expires.
+        oauth: Option<super::oauth::OAuth>,
     },
 }
 
@@ -77,6 +81,15 @@ pub enum UpstreamError {
     /// This build cannot reach the endpoint.
     #[error("{0}")]
     Unsupported(String),
+    /// An OAuth server with no usable log-in: none stored, or its token
+    /// refused after one refresh.
+    #[error("{message}; log in with `{login}`")]
+    Unauthorized {
+        /// What happened.
+        message: String,
+        /// The command that logs in.
+        login: String,
+    },
 }
 
 pub(crate) fn stderr_tail(stderr: &str) -> String {
@@ -185,34 +198,65 @@ pub(crate) async fn connect(server: &Server) -> Result<Connected, UpstreamError>
             let Child { transport, stderr } = spawn(server)?;
             (Box::pin(().serve(transport)), stderr)
         }
-        Endpoint::Http { url, token } => {
+        Endpoint::Http { url, token, oauth } => {
             // reqwest's rustls takes the process's provider: ring, unless
             // the host installed one of its own first.
             let _ = rustls::crypto::ring::default_provider().install_default();
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-            if let Some(token) = token {
-                config = config.auth_header(token.as_str());
+            if oauth.is_some() {
+                // rmcp's AuthClient sends the stored token, refreshes it
+                // before it expires, and once more when the server refuses it.
+                let manager = tokio::time::timeout(server.timeout, super::oauth::stored_manager(server)).await.map_err(|_| UpstreamError::Timeout { timeout: server.timeout, stderr: String::new() })??;
+                let client = AuthClient::new(reqwest::Client::new(), manager);
+                (Box::pin(().serve(StreamableHttpClientTransport::with_client(client, config))), StderrTail::default())
+            } else {
+                if let Some(token) = token {
+                    config = config.auth_header(token.as_str());
+                }
+                (Box::pin(().serve(StreamableHttpClientTransport::from_config(config))), StderrTail::default())
             }
-            (Box::pin(().serve(StreamableHttpClientTransport::from_config(config))), StderrTail::default())
         }
     };
     let listed = tokio::time::timeout(server.timeout, async {
-        let service = handshake.await.map_err(|e| format!("the MCP handshake failed: {}", causes(&e)))?;
-        let tools = service.list_all_tools().await.map_err(|e| format!("tools/list failed: {}", causes(&e)))?;
-        Ok::<_, String>((service, tools))
+        let service = handshake.await.map_err(|e| (format!("the MCP handshake failed: {}", causes(&e)), refused(&e)))?;
+        let tools = service.list_all_tools().await.map_err(|e| (format!("tools/list failed: {}", causes(&e)), refused(&e)))?;
+        Ok::<_, (String, bool)>((service, tools))
     })
     .await;
     match listed {
         Ok(Ok((service, tools))) => Ok(Connected { service, tools, stderr }),
+        Ok(Err((message, true))) => Err(UpstreamError::Unauthorized { message, login: super::oauth::login_command(&server.name) }),
         failed => {
             // What the child wrote last may still be in the pipe.
             tokio::time::sleep(Duration::from_millis(50)).await;
             match failed {
-                Ok(Err(message)) => Err(UpstreamError::Protocol { message, stderr: stderr.text() }),
+                Ok(Err((message, _))) => Err(UpstreamError::Protocol { message, stderr: stderr.text() }),
                 _ => Err(UpstreamError::Timeout { timeout: server.timeout, stderr: stderr.text() }),
             }
         }
     }
+}
+
+/// Whether `error` (or what caused it) is the server refusing the token:
+/// its 401 (after one refresh, for an OAuth log-in) or 403.
+pub(crate) fn refused(error: &(dyn std::error::Error + 'static)) -> bool {
+    use rmcp::service::{ClientInitializeError, ServiceError};
+    use rmcp::transport::auth::AuthError;
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    let mut next = Some(error);
+    while let Some(error) = next {
+        if error.is::<AuthRequiredError>() || error.is::<InsufficientScopeError>() || matches!(error.downcast_ref::<AuthError>(), Some(AuthError::AuthorizationRequired)) {
+            return true;
+        }
+        if error.downcast_ref::<ServiceError>().is_some_and(ServiceError::is_authorization_required) {
+            return true;
+        }
+        next = match error.downcast_ref::<ClientInitializeError>() {
+            Some(ClientInitializeError::TransportError { error, .. }) => Some(&*error.error),
+            _ => error.source(),
+        };
+    }
+    false
 }
 
 /// An error and what caused it, down to the cause a user can act on (a

@@ -17,6 +17,10 @@
 //!   doubles per failure (to [`MAX_BACKOFF`]). A failure is a start that
 //!   fails or an exit within [`MAX_BACKOFF`] of the start: a server that
 //!   crashes on every call backs off as one that never starts does.
+//! - A server behind OAuth sends its stored log-in's token, refreshed
+//!   before it expires and once more when the server refuses it; a server
+//!   with no log-in, or that refuses the refreshed token, ends the call
+//!   with `upstream_unauthorized`, naming the log-in command.
 //! - Children are killed when the mount is dropped.
 
 use std::collections::BTreeMap;
@@ -102,7 +106,7 @@ impl Upstreams {
         for (i, m) in modules.into_iter().enumerate() {
             starting.spawn(async move {
                 let connection = Arc::new(Connection::new(m.server.clone(), m.tools));
-                let started = if m.lazy { Ok(()) } else { connection.ready().await.map(|_| ()) };
+                let started = if m.lazy { Ok(()) } else { connection.ready().await.map(|_| ()).map_err(|(_, reason)| reason) };
                 (i, m.module, connection, started)
             });
         }
@@ -167,8 +171,9 @@ struct Connection {
 }
 
 enum State {
-    /// Not started yet (lazy), or after a failure: when it may start again.
-    Down { failures: u32, retry_at: Option<Instant>, reason: String },
+    /// Not started yet (lazy), or after a failure: when it may start again,
+    /// and what a call meanwhile is refused with.
+    Down { failures: u32, retry_at: Option<Instant>, code: ErrorCode, reason: String },
     Up {
         service: RunningService<RoleClient, ()>,
         /// Capability name → what no longer matches its pin.
@@ -185,11 +190,11 @@ enum State {
 impl Connection {
     fn new(server: Server, tools: Vec<PinnedTool>) -> Connection {
         let tools = tools.into_iter().map(|t| (t.spec.name, t)).collect();
-        Connection { server, tools, state: tokio::sync::Mutex::new(State::Down { failures: 0, retry_at: None, reason: String::new() }) }
+        Connection { server, tools, state: tokio::sync::Mutex::new(State::Down { failures: 0, retry_at: None, code: ErrorCode::UpstreamUnavailable, reason: String::new() }) }
     }
 
     /// The running server's peer and what changed, starting it if needed.
-    async fn ready(&self) -> Result<(Peer<RoleClient>, Arc<BTreeMap<&'static str, String>>, StderrTail), String> {
+    async fn ready(&self) -> Result<(Peer<RoleClient>, Arc<BTreeMap<&'static str, String>>, StderrTail), (ErrorCode, String)> {
         let mut state = self.state.lock().await;
         if let State::Up { service, changed, stderr, failures, since } = &*state {
             if !service.is_closed() && !service.peer().is_transport_closed() {
@@ -197,15 +202,15 @@ impl Connection {
             }
             let failures = if since.elapsed() < MAX_BACKOFF { *failures } else { 0 };
             let reason = format!("the server exited{}", stderr_tail(&stderr.text()));
-            *state = State::Down { failures: failures + 1, retry_at: Some(Instant::now() + backoff(failures)), reason };
+            *state = State::Down { failures: failures + 1, retry_at: Some(Instant::now() + backoff(failures)), code: ErrorCode::UpstreamUnavailable, reason };
         }
         let failures = match &*state {
-            State::Down { failures, retry_at: Some(at), reason } if Instant::now() < *at => {
+            State::Down { failures, retry_at: Some(at), code, reason } if Instant::now() < *at => {
                 let wait = at.saturating_duration_since(Instant::now());
-                return Err(format!("{reason}; it is started again in {} ms", wait.as_millis()));
+                return Err((*code, format!("{reason}; it is started again in {} ms", wait.as_millis())));
             }
             State::Down { failures, .. } => *failures,
-            State::Stopped => return Err("the host is shutting down".into()),
+            State::Stopped => return Err((ErrorCode::UpstreamUnavailable, "the host is shutting down".into())),
             State::Up { .. } => unreachable!("handled above"),
         };
         match self.start().await {
@@ -216,9 +221,10 @@ impl Connection {
                 Ok((peer, changed, stderr))
             }
             Err(e) => {
+                let code = if matches!(e, UpstreamError::Unauthorized { .. }) { ErrorCode::UpstreamUnauthorized } else { ErrorCode::UpstreamUnavailable };
                 let reason = format!("`{}` did not start: {e}", self.server.name);
-                *state = State::Down { failures: failures + 1, retry_at: Some(Instant::now() + backoff(failures)), reason: reason.clone() };
-                Err(reason)
+                *state = State::Down { failures: failures + 1, retry_at: Some(Instant::now() + backoff(failures)), code, reason: reason.clone() };
+                Err((code, reason))
             }
         }
     }
@@ -278,7 +284,7 @@ impl Forward for Tool {
             let connection = &self.connection;
             let pinned = &connection.tools[self.capability];
             let fail = |code: ErrorCode, message: String| CallError { code, message, capability: String::new() };
-            let (peer, changed, stderr) = connection.ready().await.map_err(|e| fail(ErrorCode::UpstreamUnavailable, e))?;
+            let (peer, changed, stderr) = connection.ready().await.map_err(|(code, e)| fail(code, e))?;
             if let Some(why) = changed.get(self.capability) {
                 return Err(fail(ErrorCode::UpstreamChanged, why.clone()));
             }
@@ -316,6 +322,10 @@ impl Forward for Tool {
                 Err(ServiceError::Timeout { timeout }) => Err(fail(
                     ErrorCode::UpstreamTimeout,
                     format!("`{}` did not answer within {} ms; the call was cancelled", connection.server.name, timeout.as_millis()),
+                )),
+                Err(e) if super::child::refused(&e) => Err(fail(
+                    ErrorCode::UpstreamUnauthorized,
+                    format!("`{}` refused the log-in's token, also after a refresh; log in again with `{}`", connection.server.name, super::oauth::login_command(&connection.server.name)),
                 )),
                 Err(e) => {
                     tokio::time::sleep(Duration::from_millis(20)).await;

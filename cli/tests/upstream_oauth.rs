@@ -1,0 +1,277 @@
+//! A remote MCP server behind OAuth 2.1 as a user meets it (DESIGN §12):
+//! `auth = "oauth"` in `[upstream.NAME]`, `cargo capspec auth login NAME
+//! --no-browser`, then import, check, a call through `serve` and a refresh;
+//! a refused token, logout, a mismatched `iss`. The counterparts are real
+//! and on 127.0.0.1 (tests/ts/oauth-upstream.mjs): oidc-provider with
+//! dynamic registration, PKCE, resource indicators and access tokens that
+//! live 4 s, and an MCP server from the official TypeScript SDK that
+//! requires them. The browser step is driven over HTTP by the fixture.
+//! Credentials go to the test's own config directory (`XDG_CONFIG_HOME`).
+//! Skips with a notice where node or the packages are absent; CI (which
+//! installs them) sets CAPSPEC_REQUIRE_NODE_TOOLS and fails instead.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use capspec_testkit::{KillOnDrop, TempDir, repo_root, skip, text};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+/// The running fixture and its addresses.
+struct Remote {
+    _node: KillOnDrop,
+    issuer: String,
+    mcp: String,
+    control: String,
+}
+
+fn remote() -> Option<Remote> {
+    let ts = repo_root().join("tests/ts");
+    let node = Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    let installed = ["oidc-provider", "jose", "@modelcontextprotocol/sdk"].iter().all(|p| ts.join("node_modules").join(p).is_dir());
+    if !(node && installed) {
+        skip(Some("CAPSPEC_REQUIRE_NODE_TOOLS"), "node, oidc-provider, jose or the MCP SDK is not installed (run `npm ci --prefix tests/ts`); skipping the OAuth upstream test");
+        return None;
+    }
+    let mut child = Command::new("node").arg(ts.join("oauth-upstream.mjs")).current_dir(&ts).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("node starts");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    // oidc-provider's notices follow: read on, so the pipe never fills or breaks.
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let node = KillOnDrop(child);
+    let addresses: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("the fixture printed {line:?}: {e}"));
+    let field = |k: &str| addresses[k].as_str().unwrap().to_string();
+    Some(Remote { issuer: field("issuer"), mcp: field("mcp"), control: field("control"), _node: node })
+}
+
+/// One HTTP request to the fixture's control endpoint (loopback, no TLS):
+/// the response's JSON body.
+fn control(remote: &Remote, method: &str, path: &str, body: &Value) -> Value {
+    let url = format!("{}/{path}", remote.control);
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, target) = rest.split_at(rest.find('/').unwrap());
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    let body = body.to_string();
+    write!(stream, "{method} {target} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{response}");
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{body}: {e}"))
+}
+
+/// A project with `[upstream.remote]` behind OAuth, and the user's own
+/// config directory, outside it.
+struct User {
+    project: TempDir,
+    home: TempDir,
+}
+
+impl User {
+    fn new(remote: &Remote, name: &str) -> User {
+        let project = TempDir::new(&format!("oauth-upstream-{name}"));
+        project.write("capspec.toml", format!("specs = \"specs\"\n\n[upstream.remote]\nurl = \"{}\"\nauth = \"oauth\"\ntimeout_ms = 10000\n", remote.mcp));
+        User { project, home: TempDir::new(&format!("oauth-home-{name}")) }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cargo-capspec"));
+        command.arg("capspec").args(args).current_dir(self.project.path()).env_remove("CARGO_MANIFEST_DIR");
+        command.env("HOME", self.home.path()).env("XDG_CONFIG_HOME", self.home.path().join("config"));
+        command
+    }
+
+    fn capspec(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("cargo-capspec runs")
+    }
+
+    fn credentials_dir(&self) -> PathBuf {
+        self.home.path().join("config/capspec/oauth")
+    }
+
+    fn credential_files(&self) -> Vec<PathBuf> {
+        let Ok(listing) = std::fs::read_dir(self.credentials_dir()) else { return Vec::new() };
+        listing.map(|e| e.unwrap().path()).collect()
+    }
+
+    /// `auth login remote --no-browser`: the URL it prints is followed by
+    /// the fixture's browser (its `iss` replaced when given); what the
+    /// loopback answered the browser, and the command's output.
+    fn login(&self, remote: &Remote, iss: Option<&str>) -> (Value, Output) {
+        let mut child = self.command(&["auth", "login", "remote", "--no-browser"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut printed = String::new();
+        let url = loop {
+            let mut line = String::new();
+            if stdout.read_line(&mut line).unwrap() == 0 {
+                let out = child.wait_with_output().unwrap();
+                panic!("auth login printed no URL: {printed}{}", text(&out));
+            }
+            printed.push_str(&line);
+            if line.starts_with("http://") {
+                break line.trim().to_string();
+            }
+        };
+        let mut request = json!({"url": url});
+        if let Some(iss) = iss {
+            request["iss"] = json!(iss);
+        }
+        let browsed = control(remote, "POST", "browse", &request);
+        let mut rest = String::new();
+        stdout.read_to_string(&mut rest).unwrap();
+        let mut out = child.wait_with_output().unwrap();
+        out.stdout = format!("{printed}{rest}").into_bytes();
+        (browsed, out)
+    }
+}
+
+/// Every file under `dir`, relative, sorted.
+fn files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn check_upstream(user: &User) -> Value {
+    let out = user.capspec(&["check", "--upstream", "--format", "json"]);
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)))
+}
+
+async fn gateway(user: &User) -> RunningService<RoleClient, ()> {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cargo-capspec"));
+    command.args(["capspec", "serve", "--surface", "tools", "--mode", "auto"]).current_dir(user.project.path()).env_remove("CARGO_MANIFEST_DIR");
+    command.env("HOME", user.home.path()).env("XDG_CONFIG_HOME", user.home.path().join("config"));
+    ().serve(TokioChildProcess::new(command).unwrap()).await.expect("the gateway answers initialize")
+}
+
+async fn shout(client: &RunningService<RoleClient, ()>, text: &str) -> Value {
+    let args = json!({"text": text}).as_object().unwrap().clone();
+    serde_json::to_value(client.call_tool(CallToolRequestParams::new("shout").with_arguments(args)).await.unwrap()).unwrap()
+}
+
+#[test]
+fn log_in_once_then_import_check_call_refresh_and_log_out() {
+    let Some(remote) = remote() else { return };
+    let user = User::new(&remote, "flow");
+
+    // Not logged in: status says so and names the command; import refuses.
+    let status = user.capspec(&["auth", "status"]);
+    assert_eq!(String::from_utf8_lossy(&status.stdout), "[upstream.remote] not logged in: `cargo capspec auth login remote`\n", "{}", text(&status));
+    let import = user.capspec(&["import", "mcp", "--upstream", "remote"]);
+    assert_eq!(import.status.code(), Some(2), "{}", text(&import));
+    assert!(text(&import).contains("not logged in; log in with `cargo capspec auth login remote`"), "{}", text(&import));
+
+    // The log-in: discovery from the 401, registration, PKCE, the resource,
+    // the browser, the loopback redirect with the issuer.
+    let (browsed, login) = user.login(&remote, None);
+    assert_eq!(login.status.code(), Some(0), "{}", text(&login));
+    assert_eq!(browsed["redirect"]["iss"], json!(remote.issuer), "RFC 9207: the redirect names the issuer");
+    assert_eq!(browsed["page"], "Logged in; you can close this tab.", "{browsed}");
+    let said = String::from_utf8_lossy(&login.stdout);
+    assert!(said.contains(&format!("logged in to [upstream.remote]: issuer {}, client ", remote.issuer)) && said.contains("scopes remote:read"), "{said}");
+    assert!(said.contains("refreshed as it expires"), "a refresh token is kept: {said}");
+
+    // Kept in the user's config directory, owner-only; never in the project.
+    let stored = user.credential_files();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&stored[0]).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::metadata(user.credentials_dir()).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+    assert_eq!(files(user.project.path()), ["capspec.toml"]);
+    let file: Value = serde_json::from_slice(&std::fs::read(&stored[0]).unwrap()).unwrap();
+    let token = file["credentials"]["token_response"]["access_token"].as_str().unwrap().to_string();
+    assert_eq!((file["issuer"].as_str(), file["resource"].as_str()), (Some(remote.issuer.as_str()), Some(remote.mcp.as_str())));
+
+    // Status shows the log-in, never the token.
+    let status = user.capspec(&["auth", "status"]);
+    let shown = String::from_utf8_lossy(&status.stdout).to_string();
+    assert!(shown.starts_with(&format!("[upstream.remote] issuer {}", remote.issuer)) && shown.contains("access token expires in"), "{shown}");
+    assert!(!shown.contains(&token) && !text(&status).contains(&token), "status never prints the token");
+
+    // Import, sync and check with the stored log-in.
+    let import = user.capspec(&["import", "mcp", "--upstream", "remote"]);
+    assert_eq!(import.status.code(), Some(0), "{}", text(&import));
+    assert!(user.project.read("specs/remote.yaml").contains("  - name: shout\n    category: read\n"), "{}", user.project.read("specs/remote.yaml"));
+    assert_eq!(user.capspec(&["sync"]).status.code(), Some(0));
+    assert_eq!(check_upstream(&user)["findings"], json!([]));
+
+    // A call through the gateway; the access token expires (4 s) and the
+    // next call runs on a refreshed one.
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = gateway(&user).await;
+        let first = shout(&client, "hello").await;
+        assert_eq!((first["isError"].clone(), first["structuredContent"]["result"].clone()), (json!(false), json!("HELLO")), "{first:#}");
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let later = shout(&client, "again").await;
+        assert_eq!(later["structuredContent"]["result"], "AGAIN", "after the access token expired: {later:#}");
+        let _ = client.cancel().await;
+    });
+    let stats = control(&remote, "GET", "stats", &json!({}));
+    assert!(stats["refreshes"].as_u64().unwrap() >= 1 && stats["accepted"].as_u64().unwrap() >= 2, "the token was refreshed: {stats}");
+    let refreshed: Value = serde_json::from_slice(&std::fs::read(&user.credential_files()[0]).unwrap()).unwrap();
+    assert_ne!(refreshed["credentials"]["token_response"]["access_token"].as_str(), Some(token.as_str()), "the refreshed token is stored");
+    assert_eq!(files(user.project.path()).iter().filter(|f| !f.starts_with("specs/") && !f.starts_with("catalog/") && !f.starts_with("guest/") && !f.starts_with("src/")).collect::<Vec<_>>(), ["capspec.toml"], "nothing of the log-in in the project");
+
+    // The server refuses every token: one refresh, then upstream_unauthorized
+    // naming the log-in command; check says upstream/unauthorized.
+    let refreshes = runtime.block_on(async {
+        let client = gateway(&user).await;
+        assert_eq!(shout(&client, "yes").await["structuredContent"]["result"], "YES");
+        control(&remote, "POST", "refuse", &json!({}));
+        let refreshes = control(&remote, "GET", "stats", &json!({}))["refreshes"].as_u64().unwrap();
+        let refused = shout(&client, "no").await;
+        assert_eq!(refused["isError"], true, "{refused:#}");
+        let error = &refused["_meta"]["io.capspec/error"];
+        assert_eq!(error["error"], "upstream_unauthorized", "{refused:#}");
+        assert!(error["message"].as_str().unwrap().contains("log in again with `cargo capspec auth login remote`"), "{refused:#}");
+        let _ = client.cancel().await;
+        refreshes
+    });
+    assert_eq!(control(&remote, "GET", "stats", &json!({}))["refreshes"].as_u64().unwrap(), refreshes + 1, "refreshed once before giving up");
+    let report = check_upstream(&user);
+    assert_eq!(report["findings"][0]["rule"], "upstream/unauthorized", "{report:#}");
+    assert!(report["findings"][0]["message"].as_str().unwrap().contains("cargo capspec auth login remote"), "{report:#}");
+
+    // Logout forgets it.
+    let logout = user.capspec(&["auth", "logout", "remote"]);
+    assert_eq!(String::from_utf8_lossy(&logout.stdout), "logged out of [upstream.remote] (1 stored log-in removed)\n", "{}", text(&logout));
+    assert_eq!(user.credential_files(), Vec::<PathBuf>::new());
+    let status = user.capspec(&["auth", "status"]);
+    assert!(String::from_utf8_lossy(&status.stdout).contains("not logged in"), "{}", text(&status));
+    let report = check_upstream(&user);
+    assert_eq!(report["findings"][0]["rule"], "upstream/unauthorized", "{report:#}");
+    assert!(report["findings"][0]["message"].as_str().unwrap().contains("not logged in"), "{report:#}");
+}
+
+#[test]
+fn a_redirect_naming_another_issuer_is_refused_and_nothing_is_stored() {
+    let Some(remote) = remote() else { return };
+    let user = User::new(&remote, "iss");
+    let (browsed, login) = user.login(&remote, Some("http://127.0.0.1:9/not-the-issuer"));
+    assert_eq!(login.status.code(), Some(2), "{}", text(&login));
+    assert!(text(&login).contains("http://127.0.0.1:9/not-the-issuer") && text(&login).contains(&remote.issuer), "the error names both issuers: {}", text(&login));
+    assert!(browsed["page"].as_str().unwrap().starts_with("The log-in failed: "), "{browsed}");
+    assert_eq!(user.credential_files(), Vec::<PathBuf>::new());
+    assert_eq!(files(user.project.path()), ["capspec.toml"]);
+}

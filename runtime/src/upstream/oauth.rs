@@ -1,0 +1,377 @@
+//! OAuth upstreams (DESIGN §12): the log-in to a server that accepts only
+//! OAuth 2.1, the credentials it leaves in the user's config directory, and
+//! the store the client reads (and refreshes) them from. The protocol is
+//! rmcp's (`auth` feature): discovery from the server's 401 (RFC 9728, then
+//! RFC 8414 or OpenID), the client (pre-registered, a Client ID Metadata
+//! Document, else dynamic registration), PKCE S256 with the `resource`, the
+//! response's `iss` (RFC 9207), refresh. What is here is where credentials
+//! live and how a person gets through the browser step.
+//!
+//! Credentials are kept per (authorization server, resource, client), one
+//! file each under `<config>/capspec/oauth/` (the directory `0700`, the files
+//! `0600`, written whole and renamed into place), never in a project.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rmcp::transport::auth::{AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore, StoredCredentials};
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::child::{Endpoint, Server, UpstreamError};
+
+/// How an `auth = "oauth"` server's client is identified, and where its
+/// credentials are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuth {
+    /// A client registered with the authorization server beforehand.
+    pub client_id: Option<String>,
+    /// The URL of a Client ID Metadata Document the project publishes, used
+    /// where the authorization server supports them.
+    pub client_metadata_url: Option<String>,
+    /// The scopes to ask for; empty: what the server's metadata names.
+    pub scopes: Vec<String>,
+    /// The directory holding the credentials ([`credentials_dir`]); empty
+    /// when the user has none (then nothing can be stored).
+    pub store: PathBuf,
+}
+
+/// The command that logs in to `server`, for messages.
+pub fn login_command(server: &str) -> String {
+    format!("cargo capspec auth login {server}")
+}
+
+/// Where the user's OAuth credentials are kept: `capspec/oauth` in the
+/// user's config directory (`$XDG_CONFIG_HOME`, else `~/.config`; on macOS
+/// `~/Library/Application Support`; on Windows `%APPDATA%`).
+pub fn credentials_dir() -> Option<PathBuf> {
+    let env = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let base = if cfg!(windows) {
+        env("APPDATA")
+    } else if cfg!(target_os = "macos") {
+        env("XDG_CONFIG_HOME").or_else(|| env("HOME").map(|h| h.join("Library/Application Support")))
+    } else {
+        env("XDG_CONFIG_HOME").or_else(|| env("HOME").map(|h| h.join(".config")))
+    };
+    base.map(|b| b.join("capspec").join("oauth"))
+}
+
+/// One stored log-in, as its file holds it.
+#[derive(Clone, Serialize, Deserialize)]
+struct Entry {
+    resource: String,
+    issuer: String,
+    client_id: String,
+    credentials: StoredCredentials,
+}
+
+/// A stored log-in, as `auth status` shows it: never the token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Login {
+    /// The server's URL (the resource).
+    pub resource: String,
+    /// The authorization server.
+    pub issuer: String,
+    /// The client it logged in as.
+    pub client_id: String,
+    /// The scopes granted.
+    pub scopes: Vec<String>,
+    /// When the access token expires (seconds since the epoch), if it said.
+    pub expires_at: Option<u64>,
+    /// Whether a refresh token is kept (the log-in outlives the access token).
+    pub refreshable: bool,
+}
+
+impl Entry {
+    fn login(&self) -> Login {
+        // The token response as RFC 6749 §5.1 words it (`expires_in`, `refresh_token`).
+        let token = self.credentials.token_response.as_ref().and_then(|t| serde_json::to_value(t).ok()).unwrap_or_default();
+        let expires_at = token.get("expires_in").and_then(serde_json::Value::as_u64).zip(self.credentials.token_received_at).map(|(ttl, at)| at + ttl);
+        Login {
+            resource: self.resource.clone(),
+            issuer: self.issuer.clone(),
+            client_id: self.client_id.clone(),
+            scopes: self.credentials.granted_scopes.clone(),
+            expires_at,
+            refreshable: token.get("refresh_token").is_some_and(|t| !t.is_null()),
+        }
+    }
+
+    /// Whether this log-in is one `oauth` would use for `resource`.
+    fn serves(&self, resource: &str, oauth: &OAuth) -> bool {
+        self.resource == resource && oauth.client_id.as_ref().or(oauth.client_metadata_url.as_ref()).is_none_or(|c| *c == self.client_id)
+    }
+}
+
+/// The credentials of one server's log-in: rmcp's [`CredentialStore`] over
+/// the files in [`OAuth::store`]. It loads the newest log-in for the
+/// server's URL (and configured client) and saves under (issuer, resource,
+/// client).
+struct FileStore {
+    dir: PathBuf,
+    resource: String,
+    oauth: OAuth,
+    /// The file the last load or save used.
+    current: Mutex<Option<PathBuf>>,
+}
+
+fn store_error(what: &str, path: &Path, e: impl std::fmt::Display) -> AuthError {
+    AuthError::CredentialStoreError(format!("cannot {what} `{}`: {e}", path.display()))
+}
+
+impl FileStore {
+    fn dir(&self) -> Result<&Path, AuthError> {
+        if self.dir.as_os_str().is_empty() {
+            return Err(AuthError::CredentialStoreError("there is no user config directory to keep credentials in: set XDG_CONFIG_HOME or HOME".into()));
+        }
+        Ok(&self.dir)
+    }
+
+    fn new(resource: &str, oauth: &OAuth) -> FileStore {
+        FileStore { dir: oauth.store.clone(), resource: resource.to_string(), oauth: oauth.clone(), current: Mutex::new(None) }
+    }
+
+    /// Every log-in for this server, newest first.
+    fn entries(&self) -> Result<Vec<(PathBuf, Entry)>, AuthError> {
+        self.dir()?;
+        let mut found: Vec<(PathBuf, Entry)> = read_all(&self.dir)?.into_iter().filter(|(_, e)| e.serves(&self.resource, &self.oauth)).collect();
+        found.sort_by_key(|(path, e)| (std::cmp::Reverse(e.credentials.token_received_at), path.clone()));
+        Ok(found)
+    }
+}
+
+/// Every readable log-in file in `dir`, in file-name order; a file that is
+/// not one is skipped.
+fn read_all(dir: &Path) -> Result<Vec<(PathBuf, Entry)>, AuthError> {
+    let listing = match std::fs::read_dir(dir) {
+        Ok(listing) => listing,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(store_error("read", dir, e)),
+    };
+    let mut paths: Vec<PathBuf> = listing.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    paths.sort();
+    Ok(paths.into_iter().filter_map(|p| std::fs::read(&p).ok().and_then(|b| serde_json::from_slice(&b).ok()).map(|e| (p, e))).collect())
+}
+
+/// The file of (issuer, resource, client): a digest, so no name is unsafe
+/// as a file name.
+fn file_name(issuer: &str, resource: &str, client_id: &str) -> String {
+    let digest = sha2::Sha256::digest(format!("{issuer}\n{resource}\n{client_id}").as_bytes());
+    let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    format!("{hex}.json")
+}
+
+/// Write `bytes` to `path` readable by its owner only: a temporary file in
+/// the same directory, then a rename, so a reader sees the old or the new
+/// file, never a part.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().expect("a credentials file has a directory");
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)?;
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let written = options.open(&tmp).and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()));
+    match written.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for FileStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let current = self.current.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let entry = match current {
+            Some(path) => std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<Entry>(&b).ok()),
+            None => self.entries()?.into_iter().next().map(|(path, entry)| {
+                *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some(path);
+                entry
+            }),
+        };
+        Ok(entry.map(|e| e.credentials))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let issuer = credentials.issuer.clone().unwrap_or_default();
+        let path = self.dir()?.join(file_name(&issuer, &self.resource, &credentials.client_id));
+        let entry = Entry { resource: self.resource.clone(), issuer, client_id: credentials.client_id.clone(), credentials };
+        let bytes = serde_json::to_vec_pretty(&entry).expect("credentials serialize");
+        write_private(&path, &bytes).map_err(|e| store_error("write", &path, e))?;
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some(path);
+        Ok(())
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        let current = self.current.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(path) = current {
+            std::fs::remove_file(&path).or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) }).map_err(|e| store_error("remove", &path, e))?;
+        }
+        Ok(())
+    }
+}
+
+fn oauth_of(server: &Server) -> Result<(&str, &OAuth), UpstreamError> {
+    match &server.endpoint {
+        Endpoint::Http { url, oauth: Some(oauth), .. } => Ok((url, oauth)),
+        _ => Err(UpstreamError::Unsupported(format!("[upstream.{}] does not say `auth = \"oauth\"`", server.name))),
+    }
+}
+
+fn auth_failed(server: &Server, e: impl std::fmt::Display) -> UpstreamError {
+    UpstreamError::Unauthorized { message: format!("{e}"), login: login_command(&server.name) }
+}
+
+/// The authorization manager for `server` with its stored log-in, ready
+/// for an [`rmcp::transport::auth::AuthClient`]; `Unauthorized` when there
+/// is none (or the authorization server changed since).
+pub(crate) async fn stored_manager(server: &Server) -> Result<AuthorizationManager, UpstreamError> {
+    let (url, oauth) = oauth_of(server)?;
+    let mut manager = AuthorizationManager::new(url).await.map_err(|e| auth_failed(server, e))?;
+    manager.set_credential_store(FileStore::new(url, oauth));
+    match manager.initialize_from_store().await {
+        Ok(true) => Ok(manager),
+        Ok(false) => Err(UpstreamError::Unauthorized { message: "not logged in".into(), login: login_command(&server.name) }),
+        Err(e) => Err(auth_failed(server, e)),
+    }
+}
+
+/// What [`login`] tells the person logging in.
+pub enum LoginStep<'a> {
+    /// Open this URL in a browser (printed, and opened unless `--no-browser`).
+    Visit(&'a str),
+}
+
+/// Log in to `server` (`cargo capspec auth login`): its 401 names its
+/// metadata, the client is registered or named, and the person follows
+/// the URL `step` is given; the authorization server redirects to a
+/// loopback port here, whose code is exchanged (with the PKCE verifier,
+/// the `resource`, and the `iss` checked) and the credentials stored.
+/// Waits at most `wait` for the browser.
+pub async fn login(server: &Server, wait: Duration, mut step: impl FnMut(LoginStep<'_>)) -> Result<Login, UpstreamError> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let (url, oauth) = oauth_of(server)?;
+    let fail = |e: AuthError| auth_failed(server, e);
+    let challenge = challenge(url).await.map_err(|e| UpstreamError::Protocol { message: e, stderr: String::new() })?;
+    let mut manager = AuthorizationManager::new(url).await.map_err(fail)?;
+    let resolution = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(fail)?;
+    manager.set_metadata(resolution.metadata);
+    manager.set_credential_store(FileStore::new(url, oauth));
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| UpstreamError::Unsupported(format!("no loopback port for the redirect: {e}")))?;
+    let port = listener.local_addr().map_err(|e| UpstreamError::Unsupported(e.to_string()))?.port();
+    let redirect = format!("http://127.0.0.1:{port}/callback");
+    let mut request = AuthorizationRequest::new(redirect.as_str()).with_client_name("capspec");
+    if let Some(id) = &oauth.client_id {
+        request = request.with_preregistered_client(id.as_str());
+    } else if let Some(doc) = &oauth.client_metadata_url {
+        request = request.with_client_metadata_url(doc.as_str());
+    }
+    if !oauth.scopes.is_empty() {
+        request = request.with_scopes(oauth.scopes.iter().map(String::as_str));
+    }
+    if let Some(header) = &challenge {
+        request = request.with_challenge(header.as_str());
+    }
+    let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| fail(e))?;
+    step(LoginStep::Visit(session.get_authorization_url()));
+    let exchanged = tokio::time::timeout(wait, async {
+        loop {
+            let Some((mut socket, query)) = callback(&listener).await else { continue };
+            let result = session.handle_callback_url(&format!("{redirect}?{query}")).await;
+            let page = match &result {
+                Ok(_) => "Logged in; you can close this tab.".to_string(),
+                Err(e) => format!("The log-in failed: {e}"),
+            };
+            let reply = format!("HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}", page.len());
+            let _ = socket.write_all(reply.as_bytes()).await;
+            let _ = socket.shutdown().await;
+            return result;
+        }
+    })
+    .await
+    .map_err(|_| UpstreamError::Unauthorized { message: format!("no answer from the browser within {} s", wait.as_secs()), login: login_command(&server.name) })?;
+    exchanged.map_err(fail)?;
+    let store = FileStore::new(url, oauth);
+    let entry = store.entries().map_err(fail)?.into_iter().next().map(|(_, e)| e);
+    entry.map(|e| e.login()).ok_or_else(|| auth_failed(server, "the token was received but not stored"))
+}
+
+/// The `WWW-Authenticate` of the server's answer to a request without a
+/// token; `None` when it answers without one.
+async fn challenge(url: &str) -> Result<Option<String>, String> {
+    let body = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"capspec","version":"0"}}}"#;
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| format!("`{url}` could not be reached: {e}"))?;
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return Err(format!("`{url}` answered {} to a request without a token, not 401: it does not ask for OAuth", response.status()));
+    }
+    Ok(response.headers().get(reqwest::header::WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_string))
+}
+
+/// The next request on the loopback listener: `GET /callback?QUERY` gives
+/// the socket (to answer) and the query; anything else is answered 404.
+async fn callback(listener: &tokio::net::TcpListener) -> Option<(tokio::net::TcpStream, String)> {
+    let (mut socket, _) = listener.accept().await.ok()?;
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
+        let n = socket.read(&mut buf).await.ok()?;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    let line = String::from_utf8_lossy(&head).lines().next().unwrap_or_default().to_string();
+    let target = line.strip_prefix("GET ").and_then(|rest| rest.split(' ').next()).unwrap_or_default();
+    match target.strip_prefix("/callback?") {
+        Some(query) => Some((socket, query.to_string())),
+        None => {
+            let _ = socket.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").await;
+            None
+        }
+    }
+}
+
+/// Every stored log-in (`auth status`), in file order.
+pub fn logins(dir: &Path) -> Result<Vec<Login>, String> {
+    read_all(dir).map(|all| all.into_iter().map(|(_, e)| e.login()).collect()).map_err(|e| e.to_string())
+}
+
+/// The stored log-ins `server` would use.
+pub fn logins_for(server: &Server) -> Result<Vec<Login>, String> {
+    let (url, oauth) = oauth_of(server).map_err(|e| e.to_string())?;
+    FileStore::new(url, oauth).entries().map(|all| all.into_iter().map(|(_, e)| e.login()).collect()).map_err(|e| e.to_string())
+}
+
+/// Forget `server`'s log-ins (`auth logout`): every stored one it would
+/// use. How many were removed.
+pub fn logout(server: &Server) -> Result<usize, String> {
+    let (url, oauth) = oauth_of(server).map_err(|e| e.to_string())?;
+    let entries = FileStore::new(url, oauth).entries().map_err(|e| e.to_string())?;
+    for (path, _) in &entries {
+        std::fs::remove_file(path).map_err(|e| format!("cannot remove `{}`: {e}", path.display()))?;
+    }
+    Ok(entries.len())
+}
+
+/// Seconds since the epoch, for expiry.
+pub fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs()
+}

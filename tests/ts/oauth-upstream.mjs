@@ -1,0 +1,198 @@
+// A remote MCP server behind OAuth 2.1, for `cargo capspec auth login` and
+// the OAuth upstream (cli/tests/upstream_oauth.rs), all on 127.0.0.1:
+//
+//   node oauth-upstream.mjs
+//
+// - the authorization server: oidc-provider (the certified OpenID provider
+//   for Node) with dynamic registration, PKCE, resource indicators, JWT
+//   access tokens living CAPSPEC_FIXTURE_TTL seconds (default 4), so a
+//   session outlives several and refresh is exercised, and refresh tokens;
+// - the MCP server: the official TypeScript SDK's, stateless, whose every
+//   request needs an access token for it (checked with jose against the
+//   issuer's keys: `iss`, `aud` = its URL, expiry); without one, a 401
+//   naming its RFC 9728 metadata. One tool, `shout`;
+// - a control endpoint for the test: `POST /control/browse` with
+//   `{url, iss?}` plays the browser (log-in and consent on oidc-provider's
+//   pages, then the redirect to the loopback, its `iss` replaced when
+//   given) and answers what the loopback answered; `POST /control/refuse`
+//   makes the server refuse every token from then on; `GET /control/stats`
+//   counts the access tokens it accepted and the refresh grants.
+//
+// Prints one JSON line on stdout: {issuer, mcp, control}.
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import Provider from "oidc-provider";
+import { createRemoteJWKSet, jwtVerify } from "jose";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { z } from "zod";
+
+const ttl = Number(process.env.CAPSPEC_FIXTURE_TTL ?? "4");
+const scope = "remote:read";
+
+async function listen(server) {
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return server.address().port;
+}
+
+// --- the MCP server's address first: the authorization server names it ----
+const mcpHttp = createServer();
+const mcpPort = await listen(mcpHttp);
+const base = `http://127.0.0.1:${mcpPort}`;
+const resource = `${base}/mcp`;
+const metadataUrl = `${base}/.well-known/oauth-protected-resource/mcp`;
+
+// --- the authorization server ---------------------------------------------
+const idp = createServer();
+const issuer = `http://127.0.0.1:${await listen(idp)}`;
+const stats = { accepted: new Set(), refreshes: 0, refusedTokens: 0 };
+const provider = new Provider(issuer, {
+  clients: [],
+  scopes: [scope],
+  extraClientMetadata: {
+    properties: ["scope"],
+    validator: (ctx, key, value, metadata) => {
+      if (key === "scope") metadata.scope = scope;
+    },
+  },
+  cookies: { keys: ["capspec-tests-only"] },
+  issueRefreshToken: async (ctx, client) => client.grantTypeAllowed("refresh_token"),
+  features: {
+    registration: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => resource,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (ctx, indicator) => {
+        assert.equal(indicator, resource, "the client asks for this server's token");
+        return { scope, audience: resource, accessTokenTTL: ttl, accessTokenFormat: "jwt", jwt: { sign: { alg: "RS256" } } };
+      },
+    },
+  },
+  findAccount: async (ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
+});
+provider.on("server_error", (ctx, error) => console.error("oidc-provider:", error));
+provider.on("grant.success", (ctx) => {
+  if (ctx.oidc.params?.grant_type === "refresh_token") stats.refreshes += 1;
+});
+idp.on("request", provider.callback());
+const keys = createRemoteJWKSet(new URL(`${issuer}/jwks`));
+
+// --- the MCP server ---------------------------------------------------------
+let refuseAll = false;
+function mcp() {
+  const server = new McpServer({ name: "remote", version: "1.0.0" });
+  server.registerTool(
+    "shout",
+    { description: "Say it louder.", inputSchema: { text: z.string() }, annotations: { readOnlyHint: true, openWorldHint: false } },
+    async ({ text }) => ({ content: [{ type: "text", text: text.toUpperCase() }] }),
+  );
+  return server;
+}
+
+// A token this server accepts: from the issuer, for this resource, current.
+async function accepted(req) {
+  const token = (req.headers.authorization ?? "").match(/^Bearer (.+)$/)?.[1];
+  if (!token || refuseAll) return false;
+  try {
+    await jwtVerify(token, keys, { issuer, audience: resource });
+    stats.accepted.add(token);
+    return true;
+  } catch {
+    stats.refusedTokens += 1;
+    return false;
+  }
+}
+
+async function body(req) {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  return chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : undefined;
+}
+
+function json(res, status, value) {
+  const text = JSON.stringify(value);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) }).end(text);
+}
+
+// Follow the authorization URL as a browser would: the log-in form as
+// alice, the consent form as shown; then the redirect to the loopback.
+async function browse(start, iss) {
+  const jar = new Map();
+  let next = start;
+  let form = null;
+  for (let step = 0; step < 20; step += 1) {
+    const headers = { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; ") };
+    if (form) headers["content-type"] = "application/x-www-form-urlencoded";
+    const response = await fetch(next, { method: form ? "POST" : "GET", body: form ?? undefined, headers, redirect: "manual" });
+    for (const cookie of response.headers.getSetCookie()) {
+      const pair = cookie.split(";")[0];
+      jar.set(pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1));
+    }
+    if (response.status >= 300 && response.status < 400) {
+      const location = new URL(response.headers.get("location"), next);
+      if (location.hostname === "127.0.0.1" && location.pathname === "/callback") {
+        const redirect = { iss: location.searchParams.get("iss"), code: Boolean(location.searchParams.get("code")) };
+        if (iss !== undefined) location.searchParams.set("iss", iss);
+        const loopback = await fetch(location.href);
+        return { redirect, status: loopback.status, page: await loopback.text() };
+      }
+      next = location.href;
+      form = null;
+      continue;
+    }
+    const page = await response.text();
+    assert.equal(response.status, 200, page);
+    const action = page.match(/action="([^"]+)"/);
+    assert.ok(action, `a form on ${next}: ${page}`);
+    next = new URL(action[1], next).href;
+    const fields = new URLSearchParams();
+    for (const input of page.matchAll(/<input\b[^>]*>/g)) {
+      const name = input[0].match(/name="([^"]*)"/)?.[1];
+      if (name) fields.set(name, input[0].match(/value="([^"]*)"/)?.[1] ?? "");
+    }
+    if (fields.has("login")) fields.set("login", "alice");
+    if (fields.has("password")) fields.set("password", "any");
+    form = fields.toString();
+  }
+  throw new Error(`no redirect after 20 steps from ${start}`);
+}
+
+mcpHttp.on("request", async (req, res) => {
+  try {
+    const path = new URL(req.url, base).pathname;
+    if (path === "/.well-known/oauth-protected-resource/mcp" || path === "/.well-known/oauth-protected-resource") {
+      return json(res, 200, { resource, authorization_servers: [issuer], scopes_supported: [scope], bearer_methods_supported: ["header"] });
+    }
+    if (path === "/control/browse") {
+      const { url, iss } = await body(req);
+      return json(res, 200, await browse(url, iss));
+    }
+    if (path === "/control/refuse") {
+      refuseAll = true;
+      return json(res, 200, { refusing: true });
+    }
+    if (path === "/control/stats") {
+      return json(res, 200, { accepted: stats.accepted.size, refreshes: stats.refreshes, refused: stats.refusedTokens });
+    }
+    if (path !== "/mcp") return json(res, 404, { error: "not found" });
+    if (!(await accepted(req))) {
+      res.writeHead(401, { "www-authenticate": `Bearer error="invalid_token", resource_metadata="${metadataUrl}", scope="${scope}"` }).end();
+      return;
+    }
+    const parsed = await body(req);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const server = mcp();
+    res.on("close", () => {
+      transport.close();
+      server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, parsed);
+  } catch (error) {
+    console.error("oauth-upstream:", error);
+    if (!res.headersSent) json(res, 500, { error: String(error) });
+  }
+});
+
+console.log(JSON.stringify({ issuer, mcp: resource, control: `${base}/control` }));
