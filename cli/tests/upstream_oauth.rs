@@ -74,9 +74,9 @@ struct User {
 }
 
 impl User {
-    fn new(remote: &Remote, name: &str) -> User {
+    fn new(remote: &Remote, name: &str, extra: &str) -> User {
         let project = TempDir::new(&format!("oauth-upstream-{name}"));
-        project.write("capspec.toml", format!("specs = \"specs\"\n\n[upstream.remote]\nurl = \"{}\"\nauth = \"oauth\"\ntimeout_ms = 10000\n", remote.mcp));
+        project.write("capspec.toml", format!("specs = \"specs\"\n\n[upstream.remote]\nurl = \"{}\"\nauth = \"oauth\"\ntimeout_ms = 10000\n{extra}", remote.mcp));
         User { project, home: TempDir::new(&format!("oauth-home-{name}")) }
     }
 
@@ -131,6 +131,27 @@ impl User {
     }
 }
 
+/// The query of the authorization URL `auth login` printed, decoded.
+fn authorization_query(printed: &str) -> std::collections::BTreeMap<String, String> {
+    let url = printed.lines().find(|l| l.starts_with("http://")).unwrap_or_else(|| panic!("no URL in {printed}"));
+    let decode = |s: &str| {
+        let bytes = s.replace('+', " ").into_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'%' && i + 2 < bytes.len() {
+                out.push(u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap(), 16).unwrap());
+                i += 3;
+            } else {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+        String::from_utf8(out).unwrap()
+    };
+    url.split_once('?').unwrap().1.split('&').map(|pair| pair.split_once('=').unwrap()).map(|(k, v)| (decode(k), decode(v))).collect()
+}
+
 /// Every file under `dir`, relative, sorted.
 fn files(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
@@ -169,7 +190,7 @@ async fn shout(client: &RunningService<RoleClient, ()>, text: &str) -> Value {
 #[test]
 fn log_in_once_then_import_check_call_refresh_and_log_out() {
     let Some(remote) = remote() else { return };
-    let user = User::new(&remote, "flow");
+    let user = User::new(&remote, "flow", "");
 
     // Not logged in: status says so and names the command; import refuses.
     let status = user.capspec(&["auth", "status"]);
@@ -185,6 +206,11 @@ fn log_in_once_then_import_check_call_refresh_and_log_out() {
     assert_eq!(browsed["redirect"]["iss"], json!(remote.issuer), "RFC 9207: the redirect names the issuer");
     assert_eq!(browsed["page"], "Logged in; you can close this tab.", "{browsed}");
     let said = String::from_utf8_lossy(&login.stdout);
+    let asked = authorization_query(&said);
+    assert_eq!(asked["code_challenge_method"], "S256", "PKCE: {said}");
+    assert_eq!(asked["resource"], remote.mcp, "RFC 8707: the token is asked for this server");
+    assert_eq!(asked["scope"], "remote:read", "the scope the 401 named");
+    assert!(asked["redirect_uri"].starts_with("http://127.0.0.1:") && asked["redirect_uri"].ends_with("/callback"), "a loopback redirect: {said}");
     assert!(said.contains(&format!("logged in to [upstream.remote]: issuer {}, client ", remote.issuer)) && said.contains("scopes remote:read"), "{said}");
     assert!(said.contains("refreshed as it expires"), "a refresh token is kept: {said}");
 
@@ -267,11 +293,23 @@ fn log_in_once_then_import_check_call_refresh_and_log_out() {
 #[test]
 fn a_redirect_naming_another_issuer_is_refused_and_nothing_is_stored() {
     let Some(remote) = remote() else { return };
-    let user = User::new(&remote, "iss");
+    let user = User::new(&remote, "iss", "");
     let (browsed, login) = user.login(&remote, Some("http://127.0.0.1:9/not-the-issuer"));
     assert_eq!(login.status.code(), Some(2), "{}", text(&login));
     assert!(text(&login).contains("http://127.0.0.1:9/not-the-issuer") && text(&login).contains(&remote.issuer), "the error names both issuers: {}", text(&login));
     assert!(browsed["page"].as_str().unwrap().starts_with("The log-in failed: "), "{browsed}");
     assert_eq!(user.credential_files(), Vec::<PathBuf>::new());
     assert_eq!(files(user.project.path()), ["capspec.toml"]);
+}
+
+#[test]
+fn a_client_registered_beforehand_logs_in_as_itself() {
+    let Some(remote) = remote() else { return };
+    let user = User::new(&remote, "preregistered", "client_id = \"capspec-preregistered\"\n");
+    let (browsed, login) = user.login(&remote, None);
+    assert_eq!(login.status.code(), Some(0), "{}", text(&login));
+    assert_eq!(browsed["page"], "Logged in; you can close this tab.", "{browsed}");
+    assert_eq!(authorization_query(&String::from_utf8_lossy(&login.stdout))["client_id"], "capspec-preregistered", "no registration: the configured client");
+    let status = user.capspec(&["auth", "status"]);
+    assert!(String::from_utf8_lossy(&status.stdout).contains(", client capspec-preregistered, "), "{}", text(&status));
 }

@@ -4,7 +4,8 @@
 //   node oauth-upstream.mjs
 //
 // - the authorization server: oidc-provider (the certified OpenID provider
-//   for Node) with dynamic registration, PKCE, resource indicators, JWT
+//   for Node) with dynamic registration (and one client registered
+//   beforehand, `capspec-preregistered`), PKCE, resource indicators, JWT
 //   access tokens living CAPSPEC_FIXTURE_TTL seconds (default 4), so a
 //   session outlives several and refresh is exercised, and refresh tokens;
 // - the MCP server: the official TypeScript SDK's, stateless, whose every
@@ -47,7 +48,9 @@ const idp = createServer();
 const issuer = `http://127.0.0.1:${await listen(idp)}`;
 const stats = { accepted: new Set(), refreshes: 0, refusedTokens: 0 };
 const provider = new Provider(issuer, {
-  clients: [],
+  // One client registered beforehand (`client_id` in capspec.toml); a
+  // native client's loopback redirect may use any port (RFC 8252 §7.3).
+  clients: [{ client_id: "capspec-preregistered", application_type: "native", token_endpoint_auth_method: "none", redirect_uris: ["http://127.0.0.1/callback"], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], scope }],
   scopes: [scope],
   extraClientMetadata: {
     properties: ["scope"],
