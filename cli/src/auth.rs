@@ -32,7 +32,7 @@ mod live {
     use std::time::Duration;
 
     use capspec::upstream::oauth::{self, Login, LoginStep};
-    use capspec::upstream::{Endpoint, Server};
+    use capspec::upstream::Server;
     use capspec_codegen::Project;
 
     use crate::args::AuthCommand;
@@ -47,7 +47,8 @@ mod live {
             AuthCommand::Login { name, no_browser, root } => {
                 let root = root.resolve()?;
                 let server = oauth_server(&root, &open(&root)?, &name)?;
-                let login = runtime.block_on(oauth::login(&server, WAIT, |step| match step {
+                let (url, client) = server.oauth().expect("oauth_server checked it");
+                let login = runtime.block_on(oauth::login(url, client, WAIT, |step| match step {
                     LoginStep::Visit(url) => {
                         println!("Open this URL to log in to [upstream.{name}]:\n{url}");
                         let _ = std::io::stdout().flush();
@@ -68,11 +69,9 @@ mod live {
                 let mut any = false;
                 for upstream in config.upstreams.values() {
                     let server = server(&root, upstream);
-                    if !matches!(&server.endpoint, Endpoint::Http { oauth: Some(_), .. }) {
-                        continue;
-                    }
+                    let Some((url, client)) = server.oauth() else { continue };
                     any = true;
-                    let logins = oauth::logins_for(&server)?;
+                    let logins = oauth::logins_for(url, client)?;
                     match logins.first() {
                         Some(login) => println!("[upstream.{}] {}", upstream.name, describe(login)),
                         None => println!("[upstream.{}] not logged in: `{}`", upstream.name, oauth::login_command(&upstream.name)),
@@ -86,7 +85,8 @@ mod live {
             AuthCommand::Logout { name, root } => {
                 let root = root.resolve()?;
                 let server = oauth_server(&root, &open(&root)?, &name)?;
-                match oauth::logout(&server)? {
+                let (url, client) = server.oauth().expect("oauth_server checked it");
+                match oauth::logout(url, client)? {
                     0 => println!("[upstream.{name}] was not logged in"),
                     n => println!("logged out of [upstream.{name}] ({n} stored log-in{} removed)", if n == 1 { "" } else { "s" }),
                 }
@@ -104,9 +104,9 @@ mod live {
             return Err(format!("capspec.toml has no `[upstream.{name}]` ({known})"));
         };
         let server = server(root, upstream);
-        match &server.endpoint {
-            Endpoint::Http { oauth: Some(_), .. } => Ok(server),
-            _ => Err(format!("[upstream.{name}] does not say `auth = \"oauth\"`: it needs no log-in")),
+        match server.oauth() {
+            Some(_) => Ok(server),
+            None => Err(format!("[upstream.{name}] does not say `auth = \"oauth\"`: it needs no log-in")),
         }
     }
 

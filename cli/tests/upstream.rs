@@ -470,7 +470,8 @@ fn http_upstream(tls: Option<&Path>) {
 /// A gateway's policies over an upstream server with no Rust code
 /// (tests/fixtures/policy-corpus/gateway, over the reference `everything`
 /// server): `check` runs their tests, `policy test` prints who decided, and
-/// `serve` enforces them on the tools surface and inside a guest action —
+/// `serve` enforces them on the tools surface and inside a guest action, and
+/// a host mounting the server enforces them through in-process `invoke` —
 /// an amount threshold on `decimal` that asks even in `auto`, a number
 /// `decimal` cannot hold refused, `@ask` on an external call, group
 /// membership for the server's writes. With no approver an ask is refused,
@@ -541,5 +542,32 @@ fn a_gateways_policies_are_checked_and_enforced_on_an_upstream_server() {
         assert_eq!(large["isError"], false, "{large:#}");
         assert_eq!(large["_meta"]["io.capspec/receipts"][0]["policy"], json!(["large-sums-ask"]), "{large:#}");
         logging.cancel().await.unwrap();
+
+        // In process, as a host mounts the same server beside its own
+        // modules: `invoke` on the upstream capability meets the same
+        // policies; the ask goes to the host's approver.
+        use capspec::policy::{PolicyGate, PolicyMode};
+        use capspec::testing::ScriptedApprover;
+        use capspec::{Approval, Gate, Mode, Registry, Run, SessionAllow};
+        let upstreams = capspec::upstream::Upstreams::start(capspec_cli::upstream_modules(dir, &[]).unwrap()).await;
+        let modules = upstreams.modules();
+        let mounted = Registry::with_upstreams(&modules, upstreams.forwards()).unwrap().mount(&["everything"]).unwrap();
+        let policies = std::sync::Arc::new(PolicyGate::load(&dir.join("policies"), PolicyMode::Enforce).unwrap());
+        let approver = ScriptedApprover::new([Approval::AllowOnce]);
+        let run = Run::new(Gate::new(Mode::Auto, approver.clone(), SessionAllow::new())).with_policies(policies);
+        let small = mounted.invoke(&run, "everything.get_sum", json!({"a": 2.5, "b": 40})).await.unwrap();
+        assert!(small.to_string().contains("42.5"), "{small}");
+        assert!(approver.asked().is_empty(), "a small sum is not asked");
+        let large = mounted.invoke(&run, "everything.get_sum", json!({"a": 150, "b": 1})).await.unwrap();
+        assert!(large.to_string().contains("151"), "asked, allowed once, run: {large}");
+        assert_eq!(approver.asked().len(), 1, "a term over 100 asks even in auto");
+        let refused = mounted.invoke(&run, "everything.get_sum", json!({"a": 100.5, "b": 0})).await.unwrap_err();
+        assert_eq!(refused.code.as_str(), "permission_denied", "the script's one answer is used up: {refused:?}");
+        let inexact = mounted.invoke(&run, "everything.get_sum", json!({"a": 1.00001, "b": 1})).await.unwrap_err();
+        assert!(inexact.code.as_str() == "permission_denied" && inexact.message.contains("1.00001") && inexact.message.contains("decimal"), "never rounded: {inexact:?}");
+        let negative = mounted.invoke(&run, "everything.get_sum", json!({"a": 3, "b": -1})).await.unwrap_err();
+        assert_eq!(negative.message, "denied by policy `no-negative-sums`: the ledger takes no negative amounts");
+        assert_eq!(approver.asked().len(), 2, "refusals by policy ask no one");
+        upstreams.shutdown().await;
     });
 }

@@ -51,6 +51,16 @@ pub struct Server {
     pub timeout: Duration,
 }
 
+impl Server {
+    /// The URL and OAuth client of a server behind OAuth (`auth = "oauth"`).
+    pub fn oauth(&self) -> Option<(&str, &super::oauth::OAuth)> {
+        match &self.endpoint {
+            Endpoint::Http { url, oauth: Some(oauth), .. } => Some((url, oauth)),
+            _ => None,
+        }
+    }
+}
+
 /// Why a server could not be listed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UpstreamError {
@@ -203,10 +213,13 @@ pub(crate) async fn connect(server: &Server) -> Result<Connected, UpstreamError>
             // the host installed one of its own first.
             let _ = rustls::crypto::ring::default_provider().install_default();
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-            if oauth.is_some() {
+            if let Some(oauth) = oauth {
                 // rmcp's AuthClient sends the stored token, refreshes it
                 // before it expires, and once more when the server refuses it.
-                let manager = tokio::time::timeout(server.timeout, super::oauth::stored_manager(server)).await.map_err(|_| UpstreamError::Timeout { timeout: server.timeout, stderr: String::new() })??;
+                let stored = tokio::time::timeout(server.timeout, super::oauth::stored_manager(url, oauth)).await;
+                let manager = stored
+                    .map_err(|_| UpstreamError::Timeout { timeout: server.timeout, stderr: String::new() })?
+                    .map_err(|message| UpstreamError::Unauthorized { message, login: super::oauth::login_command(&server.name) })?;
                 let client = AuthClient::new(reqwest::Client::new(), manager);
                 (Box::pin(().serve(StreamableHttpClientTransport::with_client(client, config))), StderrTail::default())
             } else {

@@ -20,7 +20,6 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::child::{Endpoint, Server, UpstreamError};
 
 /// How an `auth = "oauth"` server's client is identified, and where its
 /// credentials are kept.
@@ -222,28 +221,17 @@ impl CredentialStore for FileStore {
     }
 }
 
-fn oauth_of(server: &Server) -> Result<(&str, &OAuth), UpstreamError> {
-    match &server.endpoint {
-        Endpoint::Http { url, oauth: Some(oauth), .. } => Ok((url, oauth)),
-        _ => Err(UpstreamError::Unsupported(format!("[upstream.{}] does not say `auth = \"oauth\"`", server.name))),
-    }
-}
-
-fn auth_failed(server: &Server, e: impl std::fmt::Display) -> UpstreamError {
-    UpstreamError::Unauthorized { message: format!("{e}"), login: login_command(&server.name) }
-}
-
-/// The authorization manager for `server` with its stored log-in, ready
-/// for an [`rmcp::transport::auth::AuthClient`]; `Unauthorized` when there
-/// is none (or the authorization server changed since).
-pub(crate) async fn stored_manager(server: &Server) -> Result<AuthorizationManager, UpstreamError> {
-    let (url, oauth) = oauth_of(server)?;
-    let mut manager = AuthorizationManager::new(url).await.map_err(|e| auth_failed(server, e))?;
+/// The authorization manager for the server at `url` with its stored
+/// log-in, ready for an [`rmcp::transport::auth::AuthClient`]; `Err` says
+/// why there is none ("not logged in", or the authorization server
+/// changed since).
+pub(crate) async fn stored_manager(url: &str, oauth: &OAuth) -> Result<AuthorizationManager, String> {
+    let mut manager = AuthorizationManager::new(url).await.map_err(|e| e.to_string())?;
     manager.set_credential_store(FileStore::new(url, oauth));
     match manager.initialize_from_store().await {
         Ok(true) => Ok(manager),
-        Ok(false) => Err(UpstreamError::Unauthorized { message: "not logged in".into(), login: login_command(&server.name) }),
-        Err(e) => Err(auth_failed(server, e)),
+        Ok(false) => Err("not logged in".into()),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -253,23 +241,22 @@ pub enum LoginStep<'a> {
     Visit(&'a str),
 }
 
-/// Log in to `server` (`cargo capspec auth login`): its 401 names its
+/// Log in to the server at `url` (`cargo capspec auth login`): its 401 names its
 /// metadata, the client is registered or named, and the person follows
 /// the URL `step` is given; the authorization server redirects to a
 /// loopback port here, whose code is exchanged (with the PKCE verifier,
 /// the `resource`, and the `iss` checked) and the credentials stored.
 /// Waits at most `wait` for the browser.
-pub async fn login(server: &Server, wait: Duration, mut step: impl FnMut(LoginStep<'_>)) -> Result<Login, UpstreamError> {
+pub async fn login(url: &str, oauth: &OAuth, wait: Duration, mut step: impl FnMut(LoginStep<'_>)) -> Result<Login, String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let (url, oauth) = oauth_of(server)?;
-    let fail = |e: AuthError| auth_failed(server, e);
-    let challenge = challenge(url).await.map_err(|e| UpstreamError::Protocol { message: e, stderr: String::new() })?;
+    let fail = |e: AuthError| e.to_string();
+    let challenge = challenge(url).await?;
     let mut manager = AuthorizationManager::new(url).await.map_err(fail)?;
     let resolution = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(fail)?;
     manager.set_metadata(resolution.metadata);
     manager.set_credential_store(FileStore::new(url, oauth));
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| UpstreamError::Unsupported(format!("no loopback port for the redirect: {e}")))?;
-    let port = listener.local_addr().map_err(|e| UpstreamError::Unsupported(e.to_string()))?.port();
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| format!("no loopback port for the redirect: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
     let mut request = AuthorizationRequest::new(redirect.as_str()).with_client_name("capspec");
     if let Some(id) = &oauth.client_id {
@@ -288,7 +275,11 @@ pub async fn login(server: &Server, wait: Duration, mut step: impl FnMut(LoginSt
     let exchanged = tokio::time::timeout(wait, async {
         loop {
             let Some((mut socket, query)) = callback(&listener).await else { continue };
-            let result = session.handle_callback_url(&format!("{redirect}?{query}")).await;
+            let result = match refusal(&query) {
+                // The authorization server's own refusal (RFC 6749 §4.1.2.1), in its words.
+                Some(why) => Err(AuthError::AuthorizationFailed(why)),
+                None => session.handle_callback_url(&format!("{redirect}?{query}")).await,
+            };
             let page = match &result {
                 Ok(_) => "Logged in; you can close this tab.".to_string(),
                 Err(e) => format!("The log-in failed: {e}"),
@@ -300,11 +291,11 @@ pub async fn login(server: &Server, wait: Duration, mut step: impl FnMut(LoginSt
         }
     })
     .await
-    .map_err(|_| UpstreamError::Unauthorized { message: format!("no answer from the browser within {} s", wait.as_secs()), login: login_command(&server.name) })?;
+    .map_err(|_| format!("no answer from the browser within {} s", wait.as_secs()))?;
     exchanged.map_err(fail)?;
     let store = FileStore::new(url, oauth);
     let entry = store.entries().map_err(fail)?.into_iter().next().map(|(_, e)| e);
-    entry.map(|e| e.login()).ok_or_else(|| auth_failed(server, "the token was received but not stored"))
+    entry.map(|e| e.login()).ok_or_else(|| "the token was received but not stored".to_string())
 }
 
 /// The `WWW-Authenticate` of the server's answer to a request without a
@@ -349,21 +340,30 @@ async fn callback(listener: &tokio::net::TcpListener) -> Option<(tokio::net::Tcp
     }
 }
 
+/// `error` and `error_description` of a redirect that carries no code.
+fn refusal(query: &str) -> Option<String> {
+    let url = reqwest::Url::parse(&format!("http://127.0.0.1/callback?{query}")).ok()?;
+    let field = |name: &str| url.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned());
+    let error = field("error")?;
+    Some(match field("error_description") {
+        Some(description) => format!("the authorization server refused: {error} ({description})"),
+        None => format!("the authorization server refused: {error}"),
+    })
+}
+
 /// Every stored log-in (`auth status`), in file order.
 pub fn logins(dir: &Path) -> Result<Vec<Login>, String> {
     read_all(dir).map(|all| all.into_iter().map(|(_, e)| e.login()).collect()).map_err(|e| e.to_string())
 }
 
-/// The stored log-ins `server` would use.
-pub fn logins_for(server: &Server) -> Result<Vec<Login>, String> {
-    let (url, oauth) = oauth_of(server).map_err(|e| e.to_string())?;
+/// The stored log-ins the server at `url` would use.
+pub fn logins_for(url: &str, oauth: &OAuth) -> Result<Vec<Login>, String> {
     FileStore::new(url, oauth).entries().map(|all| all.into_iter().map(|(_, e)| e.login()).collect()).map_err(|e| e.to_string())
 }
 
-/// Forget `server`'s log-ins (`auth logout`): every stored one it would
-/// use. How many were removed.
-pub fn logout(server: &Server) -> Result<usize, String> {
-    let (url, oauth) = oauth_of(server).map_err(|e| e.to_string())?;
+/// Forget the log-ins of the server at `url` (`auth logout`): every
+/// stored one it would use. How many were removed.
+pub fn logout(url: &str, oauth: &OAuth) -> Result<usize, String> {
     let entries = FileStore::new(url, oauth).entries().map_err(|e| e.to_string())?;
     for (path, _) in &entries {
         std::fs::remove_file(path).map_err(|e| format!("cannot remove `{}`: {e}", path.display()))?;
