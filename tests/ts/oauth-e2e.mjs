@@ -23,6 +23,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { serve } from "./serving.mjs";
+import { follow } from "./browser.mjs";
 
 const [binary, scratch] = process.argv.slice(2);
 assert.ok(binary && scratch, "usage: node oauth-e2e.mjs <agent-host> <scratch dir>");
@@ -86,48 +87,13 @@ try {
   // --- the browser: log-in and consent on oidc-provider's pages ------------
   const redirectUri = "http://127.0.0.1:1/callback";
   const authorizations = [];
-  // Follow the authorization URL as a browser would, submitting the log-in
-  // form as alice and the consent form as shown; the code it ends with.
+  // The browser: log-in and consent, then the redirect with the code.
   async function browse(start) {
-    const jar = new Map();
-    let next = start;
-    let form = null;
-    for (let step = 0; step < 20; step += 1) {
-      const headers = { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; ") };
-      if (form) headers["content-type"] = "application/x-www-form-urlencoded";
-      const response = await fetch(next, { method: form ? "POST" : "GET", body: form ?? undefined, headers, redirect: "manual" });
-      for (const cookie of response.headers.getSetCookie()) {
-        const pair = cookie.split(";")[0];
-        jar.set(pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1));
-      }
-      if (response.status >= 300 && response.status < 400) {
-        const location = new URL(response.headers.get("location"), next);
-        if (location.href.startsWith(redirectUri)) {
-          assert.equal(location.searchParams.get("iss"), issuer, "RFC 9207: the redirect names the issuer");
-          assert.ok(location.searchParams.get("code"), `a code, not ${location.search}`);
-          return location.searchParams.get("code");
-        }
-        next = location.href;
-        form = null;
-        continue;
-      }
-      const page = await response.text();
-      assert.equal(response.status, 200, page);
-      const action = page.match(/action="([^"]+)"/);
-      assert.ok(action, `a form on ${next}: ${page}`);
-      next = new URL(action[1], next).href;
-      // The form's inputs as the page sets them (hidden `prompt`, …), the
-      // log-in's filled in.
-      const fields = new URLSearchParams();
-      for (const input of page.matchAll(/<input\b[^>]*>/g)) {
-        const name = input[0].match(/name="([^"]*)"/)?.[1];
-        if (name) fields.set(name, input[0].match(/value="([^"]*)"/)?.[1] ?? "");
-      }
-      if (fields.has("login")) fields.set("login", "alice");
-      if (fields.has("password")) fields.set("password", "any");
-      form = fields.toString();
-    }
-    throw new Error(`no code after 20 steps from ${start}`);
+    const location = await follow(start);
+    assert.ok(location.href.startsWith(redirectUri), location.href);
+    assert.equal(location.searchParams.get("iss"), issuer, "RFC 9207: the redirect names the issuer");
+    assert.ok(location.searchParams.get("code"), `a code, not ${location.search}`);
+    return location.searchParams.get("code");
   }
 
   // The SDK's OAuthClientProvider, as an application implements it.

@@ -27,6 +27,7 @@ import { createRemoteJWKSet, jwtVerify } from "jose";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
+import { follow } from "./browser.mjs";
 
 const ttl = Number(process.env.CAPSPEC_FIXTURE_TTL ?? "4");
 const scope = "remote:read";
@@ -118,47 +119,14 @@ function json(res, status, value) {
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) }).end(text);
 }
 
-// Follow the authorization URL as a browser would: the log-in form as
-// alice, the consent form as shown; then the redirect to the loopback.
+// The browser: log-in and consent, then the redirect to the loopback
+// (its `iss` replaced when given), and what the loopback answered.
 async function browse(start, iss) {
-  const jar = new Map();
-  let next = start;
-  let form = null;
-  for (let step = 0; step < 20; step += 1) {
-    const headers = { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join("; ") };
-    if (form) headers["content-type"] = "application/x-www-form-urlencoded";
-    const response = await fetch(next, { method: form ? "POST" : "GET", body: form ?? undefined, headers, redirect: "manual" });
-    for (const cookie of response.headers.getSetCookie()) {
-      const pair = cookie.split(";")[0];
-      jar.set(pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1));
-    }
-    if (response.status >= 300 && response.status < 400) {
-      const location = new URL(response.headers.get("location"), next);
-      if (location.hostname === "127.0.0.1" && location.pathname === "/callback") {
-        const redirect = { iss: location.searchParams.get("iss"), code: Boolean(location.searchParams.get("code")) };
-        if (iss !== undefined) location.searchParams.set("iss", iss);
-        const loopback = await fetch(location.href);
-        return { redirect, status: loopback.status, page: await loopback.text() };
-      }
-      next = location.href;
-      form = null;
-      continue;
-    }
-    const page = await response.text();
-    assert.equal(response.status, 200, page);
-    const action = page.match(/action="([^"]+)"/);
-    assert.ok(action, `a form on ${next}: ${page}`);
-    next = new URL(action[1], next).href;
-    const fields = new URLSearchParams();
-    for (const input of page.matchAll(/<input\b[^>]*>/g)) {
-      const name = input[0].match(/name="([^"]*)"/)?.[1];
-      if (name) fields.set(name, input[0].match(/value="([^"]*)"/)?.[1] ?? "");
-    }
-    if (fields.has("login")) fields.set("login", "alice");
-    if (fields.has("password")) fields.set("password", "any");
-    form = fields.toString();
-  }
-  throw new Error(`no redirect after 20 steps from ${start}`);
+  const location = await follow(start);
+  const redirect = { iss: location.searchParams.get("iss"), code: Boolean(location.searchParams.get("code")) };
+  if (iss !== undefined) location.searchParams.set("iss", iss);
+  const loopback = await fetch(location.href);
+  return { redirect, status: loopback.status, page: await loopback.text() };
 }
 
 mcpHttp.on("request", async (req, res) => {
