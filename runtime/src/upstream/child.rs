@@ -219,7 +219,10 @@ pub(crate) async fn connect(server: &Server) -> Result<Connected, UpstreamError>
                 let stored = tokio::time::timeout(server.timeout, super::oauth::stored_manager(url, oauth)).await;
                 let manager = stored
                     .map_err(|_| UpstreamError::Timeout { timeout: server.timeout, stderr: String::new() })?
-                    .map_err(|message| UpstreamError::Unauthorized { message, login: super::oauth::login_command(&server.name) })?;
+                    .map_err(|unusable| match unusable {
+                        super::oauth::Unusable::NotLoggedIn => UpstreamError::Unauthorized { message: "not logged in".into(), login: super::oauth::login_command(&server.name) },
+                        super::oauth::Unusable::Failed(message) => UpstreamError::Protocol { message, stderr: String::new() },
+                    })?;
                 let client = AuthClient::new(reqwest::Client::new(), manager);
                 (Box::pin(().serve(StreamableHttpClientTransport::with_client(client, config))), StderrTail::default())
             } else {

@@ -173,6 +173,9 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(dir)?;
+    // A directory made earlier, by hand, may be wider.
+    #[cfg(unix)]
+    std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
@@ -221,17 +224,23 @@ impl CredentialStore for FileStore {
     }
 }
 
+/// Why a server's stored log-in cannot be used.
+pub(crate) enum Unusable {
+    /// None is stored (or the authorization server changed since): log in.
+    NotLoggedIn,
+    /// The store, the server's metadata or its authorization server failed.
+    Failed(String),
+}
+
 /// The authorization manager for the server at `url` with its stored
-/// log-in, ready for an [`rmcp::transport::auth::AuthClient`]; `Err` says
-/// why there is none ("not logged in", or the authorization server
-/// changed since).
-pub(crate) async fn stored_manager(url: &str, oauth: &OAuth) -> Result<AuthorizationManager, String> {
-    let mut manager = AuthorizationManager::new(url).await.map_err(|e| e.to_string())?;
+/// log-in, ready for an [`rmcp::transport::auth::AuthClient`].
+pub(crate) async fn stored_manager(url: &str, oauth: &OAuth) -> Result<AuthorizationManager, Unusable> {
+    let mut manager = AuthorizationManager::new(url).await.map_err(|e| Unusable::Failed(e.to_string()))?;
     manager.set_credential_store(FileStore::new(url, oauth));
     match manager.initialize_from_store().await {
         Ok(true) => Ok(manager),
-        Ok(false) => Err("not logged in".into()),
-        Err(e) => Err(e.to_string()),
+        Ok(false) | Err(AuthError::AuthorizationRequired) => Err(Unusable::NotLoggedIn),
+        Err(e) => Err(Unusable::Failed(format!("its authorization could not be prepared: {e}"))),
     }
 }
 
