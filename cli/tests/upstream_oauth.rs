@@ -313,3 +313,21 @@ fn a_client_registered_beforehand_logs_in_as_itself() {
     let status = user.capspec(&["auth", "status"]);
     assert!(String::from_utf8_lossy(&status.stdout).contains(", client capspec-preregistered, "), "{}", text(&status));
 }
+
+#[test]
+fn an_authorization_server_that_is_down_is_unreachable_not_a_reason_to_log_in_again() {
+    let Some(remote) = remote() else { return };
+    let user = User::new(&remote, "idp-down", "");
+    let (_, login) = user.login(&remote, None);
+    assert_eq!(login.status.code(), Some(0), "{}", text(&login));
+    let import = user.capspec(&["import", "mcp", "--upstream", "remote"]);
+    assert_eq!(import.status.code(), Some(0), "{}", text(&import));
+    assert_eq!(user.capspec(&["sync"]).status.code(), Some(0));
+    control(&remote, "POST", "idp-down", &json!({}));
+    let report = check_upstream(&user);
+    let finding = &report["findings"][0];
+    assert_eq!(finding["rule"], "upstream/unreachable", "{report:#}");
+    assert!(finding["message"].as_str().unwrap().contains("its authorization could not be prepared"), "{report:#}");
+    assert!(!finding["message"].as_str().unwrap().contains("auth login"), "the log-in is kept, not blamed: {report:#}");
+    assert_eq!(user.credential_files().len(), 1, "the stored log-in is kept");
+}

@@ -16,7 +16,8 @@
 //   `{url, iss?}` plays the browser (log-in and consent on oidc-provider's
 //   pages, then the redirect to the loopback, its `iss` replaced when
 //   given) and answers what the loopback answered; `POST /control/refuse`
-//   makes the server refuse every token from then on; `GET /control/stats`
+//   makes the server refuse every token from then on; `POST
+//   /control/idp-down` stops the authorization server; `GET /control/stats`
 //   counts the access tokens it accepted and the refresh grants.
 //
 // Prints one JSON line on stdout: {issuer, mcp, control}.
@@ -142,6 +143,11 @@ mcpHttp.on("request", async (req, res) => {
     if (path === "/control/refuse") {
       refuseAll = true;
       return json(res, 200, { refusing: true });
+    }
+    if (path === "/control/idp-down") {
+      idp.close();
+      idp.closeAllConnections?.();
+      return json(res, 200, { idp: "down" });
     }
     if (path === "/control/stats") {
       return json(res, 200, { accepted: stats.accepted.size, refreshes: stats.refreshes, refused: stats.refusedTokens });
