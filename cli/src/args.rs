@@ -105,8 +105,9 @@ pub(crate) enum PolicyCommand {
 
 #[derive(Subcommand)]
 pub(crate) enum AuthCommand {
-    /// Log in to `[upstream.NAME]` (`auth = "oauth"`): the server's 401 names its
-    /// authorization server, the client is `client_id`, else the `client_metadata_url`
+    /// Log in to `[upstream.NAME]` (`auth = "oauth"`) once, in the browser.
+    ///
+    /// The server's 401 names its authorization server, the client is `client_id`, else the `client_metadata_url`
     /// document where the server supports one, else dynamically registered; then the
     /// authorization code flow with PKCE S256, the `resource` and a redirect to a loopback
     /// port here, the response's `iss` checked. The credentials are kept in the user's
