@@ -31,7 +31,7 @@ mod live {
     use std::path::Path;
     use std::time::Duration;
 
-    use capspec::upstream::oauth::{self, Login, LoginStep};
+    use capspec::upstream::oauth::{self, Login};
     use capspec::upstream::Server;
     use capspec_codegen::Project;
 
@@ -48,15 +48,13 @@ mod live {
                 let root = root.resolve()?;
                 let server = oauth_server(&root, &open(&root)?, &name)?;
                 let (url, client) = server.oauth().expect("oauth_server checked it");
-                let login = runtime.block_on(oauth::login(url, client, WAIT, |step| match step {
-                    LoginStep::Visit(url) => {
-                        println!("Open this URL to log in to [upstream.{name}]:\n{url}");
-                        let _ = std::io::stdout().flush();
-                        if !no_browser && !open_browser(url) {
-                            eprintln!("(no browser could be opened: open the URL yourself)");
-                        }
-                        eprintln!("waiting for the authorization server to redirect to this machine …");
+                let login = runtime.block_on(oauth::login(url, client, WAIT, |url| {
+                    println!("Open this URL to log in to [upstream.{name}]:\n{url}");
+                    let _ = std::io::stdout().flush();
+                    if !no_browser && !open_browser(url) {
+                        eprintln!("(no browser could be opened: open the URL yourself)");
                     }
+                    eprintln!("waiting for the authorization server to redirect to this machine …");
                 }));
                 let login = login.map_err(|e| format!("[upstream.{name}]: {e}"))?;
                 println!("logged in to [upstream.{name}]: {}", describe(&login));

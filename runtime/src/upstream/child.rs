@@ -241,7 +241,8 @@ pub(crate) async fn connect(server: &Server) -> Result<Connected, UpstreamError>
     .await;
     match listed {
         Ok(Ok((service, tools))) => Ok(Connected { service, tools, stderr }),
-        Ok(Err((message, true))) => Err(UpstreamError::Unauthorized { message, login: super::oauth::login_command(&server.name) }),
+        // Only a log-in can be renewed: a static token's 401 stays a protocol error.
+        Ok(Err((message, true))) if server.oauth().is_some() => Err(UpstreamError::Unauthorized { message, login: super::oauth::login_command(&server.name) }),
         failed => {
             // What the child wrote last may still be in the pipe.
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -323,7 +323,7 @@ impl Forward for Tool {
                     ErrorCode::UpstreamTimeout,
                     format!("`{}` did not answer within {} ms; the call was cancelled", connection.server.name, timeout.as_millis()),
                 )),
-                Err(e) if super::child::refused(&e) => Err(fail(
+                Err(e) if connection.server.oauth().is_some() && super::child::refused(&e) => Err(fail(
                     ErrorCode::UpstreamUnauthorized,
                     format!("`{}` refused the log-in's token, also after a refresh; log in again with `{}`", connection.server.name, super::oauth::login_command(&connection.server.name)),
                 )),

@@ -244,19 +244,13 @@ pub(crate) async fn stored_manager(url: &str, oauth: &OAuth) -> Result<Authoriza
     }
 }
 
-/// What [`login`] tells the person logging in.
-pub enum LoginStep<'a> {
-    /// Open this URL in a browser (printed, and opened unless `--no-browser`).
-    Visit(&'a str),
-}
-
 /// Log in to the server at `url` (`cargo capspec auth login`): its 401 names its
 /// metadata, the client is registered or named, and the person follows
-/// the URL `step` is given; the authorization server redirects to a
+/// the URL `visit` is given (to print, or open in a browser); the authorization server redirects to a
 /// loopback port here, whose code is exchanged (with the PKCE verifier,
 /// the `resource`, and the `iss` checked) and the credentials stored.
 /// Waits at most `wait` for the browser.
-pub async fn login(url: &str, oauth: &OAuth, wait: Duration, mut step: impl FnMut(LoginStep<'_>)) -> Result<Login, String> {
+pub async fn login(url: &str, oauth: &OAuth, wait: Duration, mut visit: impl FnMut(&str)) -> Result<Login, String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let fail = |e: AuthError| e.to_string();
     let challenge = challenge(url).await?;
@@ -280,7 +274,7 @@ pub async fn login(url: &str, oauth: &OAuth, wait: Duration, mut step: impl FnMu
         request = request.with_challenge(header.as_str());
     }
     let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| fail(e))?;
-    step(LoginStep::Visit(session.get_authorization_url()));
+    visit(session.get_authorization_url());
     let exchanged = tokio::time::timeout(wait, async {
         loop {
             let Some((mut socket, query)) = callback(&listener).await else { continue };
