@@ -43,9 +43,7 @@ pub fn check_with(root: &Path, options: &CheckOptions) -> Result<Report, FatalEr
     if let Some(Rendered { targets, artifacts }) = rendered {
         findings.extend(crate::drift::drift(root, &targets, &artifacts));
         if let Some(policy) = project.config.as_ref().and_then(|c| c.policy.as_ref()) {
-            let schema_path = format!("{}/{}", targets.catalog, crate::render::cedar::FILE);
-            let schema = artifacts.iter().find(|a| a.path == schema_path).map(|a| a.contents.as_str()).unwrap_or_default();
-            findings.extend(crate::policy::findings(root, &policy.dir, &project.loaded.set, schema, &mut sources));
+            findings.extend(crate::policy::findings(root, &policy.dir, &project.loaded.set, &mut sources));
         }
         if let Some(config) = &project.config {
             let mut scanned = crate::coverage::scan(root, config);

@@ -28,9 +28,9 @@ fn cedar_files(root: &Path, dir: &str) -> Vec<String> {
 }
 
 /// The policy findings of the project at `root` whose policies live in
-/// `dir`; `schema` is the Cedar schema text the specs produce.
+/// `dir`, checked against the Cedar schema `set` produces.
 #[cfg(not(feature = "policy"))]
-pub(crate) fn findings(root: &Path, dir: &str, _set: &SpecSet, _schema: &str, _sources: &mut Sources) -> Vec<Finding> {
+pub(crate) fn findings(root: &Path, dir: &str, _set: &SpecSet, _sources: &mut Sources) -> Vec<Finding> {
     let files = cedar_files(root, dir);
     match files.first() {
         None => Vec::new(),
@@ -51,7 +51,7 @@ pub(crate) fn findings(root: &Path, dir: &str, _set: &SpecSet, _schema: &str, _s
 /// Without Cedar, `policy test` has nothing to run: the one finding says why.
 #[cfg(not(feature = "policy"))]
 pub(crate) fn test_report(root: &Path, dir: &str, set: &SpecSet, sources: &mut Sources) -> (Vec<String>, Vec<Finding>) {
-    (Vec::new(), findings(root, dir, set, "", sources))
+    (Vec::new(), findings(root, dir, set, sources))
 }
 
 #[cfg(feature = "policy")]
@@ -61,13 +61,15 @@ pub(crate) use checked::{findings, test_report};
 mod checked {
     use super::*;
     use crate::policy_tests;
+    use crate::render::cedar::declarations_json;
+    use crate::model::Category;
     use std::collections::{BTreeSet, HashMap};
 
     use capspec_policy::cedar_policy::{ActionConstraint, Policy, PolicyId, PolicySet, Schema, ValidationMode, Validator};
     use capspec_policy::{Policies, Source};
 
     /// Parse, validate, test and look for shadowed permits.
-    pub(crate) fn findings(root: &Path, dir: &str, set: &SpecSet, schema: &str, sources: &mut Sources) -> Vec<Finding> {
+    pub(crate) fn findings(root: &Path, dir: &str, set: &SpecSet, sources: &mut Sources) -> Vec<Finding> {
         let mut out = Vec::new();
         let mut texts = Vec::new();
         for file in cedar_files(root, dir) {
@@ -87,7 +89,7 @@ mod checked {
             }
         };
         let scopes = Scopes::new(set);
-        out.extend(validate(&policies, schema, &texts, set, &scopes, dir));
+        out.extend(validate(&policies, &texts, set, &scopes, dir));
         out.extend(unreachable(&policies, set, &scopes));
         let tests = policy_tests::run(root, dir, set, &policies, sources);
         out.extend(tests.findings);
@@ -131,7 +133,11 @@ mod checked {
     /// batch with an error, is validated against the whole schema: the
     /// findings are exactly the whole schema's, as a smaller schema can
     /// only add errors, never hide one.
-    fn validate(policies: &Policies, schema: &str, texts: &[Source], set: &SpecSet, scopes: &Scopes, dir: &str) -> Vec<Finding> {
+    ///
+    /// The schemas are built in Cedar's JSON format, the same schema as
+    /// the `.cedarschema` file `sync` writes; Cedar reads its text format
+    /// an order of magnitude slower.
+    fn validate(policies: &Policies, texts: &[Source], set: &SpecSet, scopes: &Scopes, dir: &str) -> Vec<Finding> {
         use capspec_policy::miette::Diagnostic as _;
         let (mut whole, mut scoped) = (Vec::new(), Vec::new());
         for info in policies.infos() {
@@ -151,11 +157,15 @@ mod checked {
                 _ => batches.push((actions, vec![id])),
             }
         }
-        for (actions, ids) in batches {
+        // Batches are independent: validated across the cores, their
+        // outcomes taken in batch order.
+        let outcomes = crate::parallel::map(batches, |(actions, ids)| {
             let modules: BTreeSet<usize> = actions.iter().map(|&(m, _)| m).collect();
-            let declared = crate::render::cedar::declarations(modules.iter().map(|&m| &set.modules[m]), actions.iter().map(|&(m, c)| (&set.modules[m], &set.modules[m].capabilities[c])));
-            let passed = Schema::from_cedarschema_str(&declared)
-                .is_ok_and(|(schema, _)| Validator::new(schema).validate(&subset(policies, &ids), ValidationMode::Strict).validation_passed());
+            let declared = declarations_json(modules.iter().map(|&m| &set.modules[m]), actions.iter().map(|&(m, c)| (&set.modules[m], &set.modules[m].capabilities[c])));
+            let passed = Schema::from_json_value(declared).is_ok_and(|schema| Validator::new(schema).validate(&subset(policies, &ids), ValidationMode::Strict).validation_passed());
+            (passed, ids)
+        });
+        for (passed, ids) in outcomes {
             if !passed {
                 whole.extend(ids);
             }
@@ -163,8 +173,8 @@ mod checked {
         if whole.is_empty() {
             return Vec::new();
         }
-        let schema = match Schema::from_cedarschema_str(schema) {
-            Ok((schema, _warnings)) => schema,
+        let schema = match Schema::from_json_value(declarations_json(set.modules.iter(), set.capabilities())) {
+            Ok(schema) => schema,
             // The generator wrote it: a failure here is capspec's bug, said so.
             Err(e) => return vec![Finding::error(POLICY_INVALID, &format!("{dir}/"), Pos::default(), format!("capspec's own Cedar schema does not parse ({e}); please report this"))],
         };
@@ -204,24 +214,34 @@ mod checked {
     }
 
     /// The capabilities (module index, capability index) an action scope
-    /// can match, by action id and by group.
-    struct Scopes {
-        actions: HashMap<String, (usize, usize)>,
-        groups: HashMap<String, Vec<(usize, usize)>>,
+    /// can match, by action id and by group, resolved by name (only the
+    /// actions policies name are looked up, not every capability's).
+    struct Scopes<'a> {
+        set: &'a SpecSet,
+        modules: HashMap<&'a str, usize>,
     }
 
-    impl Scopes {
-        fn new(set: &SpecSet) -> Scopes {
-            let (mut actions, mut groups) = (HashMap::new(), HashMap::<String, Vec<(usize, usize)>>::new());
-            for (m, module) in set.modules.iter().enumerate() {
-                for (c, cap) in module.capabilities.iter().enumerate() {
-                    actions.insert(capspec_policy::action_id(&module.name, &cap.name), (m, c));
-                    for group in [capspec_policy::module_group(&module.name), capspec_policy::category_group(cap.category)] {
-                        groups.entry(group).or_default().push((m, c));
-                    }
-                }
+    impl<'a> Scopes<'a> {
+        fn new(set: &'a SpecSet) -> Scopes<'a> {
+            Scopes { set, modules: set.modules.iter().enumerate().map(|(m, module)| (module.name.as_str(), m)).collect() }
+        }
+
+        /// The capability whose action id is `id`.
+        fn action(&self, id: &str) -> Option<(usize, usize)> {
+            let (module, _) = id.split_once('.')?;
+            let &m = self.modules.get(module)?;
+            let module = &self.set.modules[m];
+            module.capabilities.iter().position(|cap| capspec_policy::action_id(&module.name, &cap.name) == id).map(|c| (m, c))
+        }
+
+        /// The members of the action group `id`: a module's or a category's.
+        fn group(&self, id: &str) -> Option<Vec<(usize, usize)>> {
+            if let Some(&m) = id.strip_prefix(capspec_policy::module_group("").as_str()).and_then(|module| self.modules.get(module)) {
+                return Some((0..self.set.modules[m].capabilities.len()).map(|c| (m, c)).collect());
             }
-            Scopes { actions, groups }
+            let category = Category::ALL.into_iter().find(|&c| capspec_policy::category_group(c) == id)?;
+            let members = self.set.modules.iter().enumerate().flat_map(|(m, module)| module.capabilities.iter().enumerate().filter(move |(_, cap)| cap.category == category).map(move |(c, _)| (m, c)));
+            Some(members.collect())
         }
 
         /// What `policy`'s scope can match; `None` for any action or one
@@ -235,12 +255,11 @@ mod checked {
             let mut out = BTreeSet::new();
             for uid in named {
                 let id = uid.id().unescaped();
-                match (self.actions.get(id), self.groups.get(id)) {
-                    (Some(&one), _) => {
+                match self.action(id) {
+                    Some(one) => {
                         out.insert(one);
                     }
-                    (None, Some(members)) => out.extend(members.iter().copied()),
-                    (None, None) => return None,
+                    None => out.extend(self.group(id)?),
                 }
             }
             Some(out)
@@ -293,7 +312,7 @@ mod checked {
             let in_group = |action: &capspec_policy::cedar_policy::EntityUid, groups: &[capspec_policy::cedar_policy::EntityUid]| {
                 let id = action.id().unescaped();
                 let mut own = vec![id.to_string()];
-                if let Some(&(m, c)) = scopes.actions.get(id) {
+                if let Some((m, c)) = scopes.action(id) {
                     let (module, cap) = (&specs.modules[m], &specs.modules[m].capabilities[c]);
                     own.push(capspec_policy::module_group(&module.name));
                     own.push(capspec_policy::category_group(cap.category));

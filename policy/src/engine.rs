@@ -240,6 +240,7 @@ impl Policies {
         let mut errors = Vec::new();
         let mut set = PolicySet::new();
         let mut infos: Vec<PolicyInfo> = Vec::new();
+        let mut labels: HashMap<String, usize> = HashMap::new();
         for source in sources {
             let located = |offset: usize, message: String| {
                 let (line, column) = crate::line_col(&source.text, offset);
@@ -266,22 +267,34 @@ impl Policies {
                 let Some(policy) = parsed.policy(&PolicyId::new(format!("policy{n}"))) else { break };
                 let offset = starts.get(n).copied().unwrap_or(0);
                 let (line, column) = lines.line_col(offset);
-                let label = match policy.annotation("id") {
+                // Read by iterating: `Policy::annotation` runs Cedar's
+                // identifier parser on its key for every lookup.
+                let (mut named, mut ask, mut reason) = (None, false, None);
+                for (key, value) in policy.annotations() {
+                    match key {
+                        "id" => named = Some(value),
+                        "ask" => ask = true,
+                        "reason" => reason = Some(value.to_string()),
+                        _ => {}
+                    }
+                }
+                let label = match named {
                     Some(id) => id.to_string(),
                     None => format!("{}:{line}", source.file),
                 };
-                if let Some(first) = infos.iter().find(|p| p.label == label) {
+                if let Some(&first) = labels.get(&label) {
+                    let first: &PolicyInfo = &infos[first];
                     errors.push(located(offset, format!("the policy id `{label}` is also used at {}:{}: ids name policies in refusals, receipts and tests, so each is used once", first.file, first.line)));
                     continue;
                 }
                 let effect = match policy.effect() {
                     cedar_policy::Effect::Forbid => Effect::Forbid,
-                    cedar_policy::Effect::Permit if policy.annotation("ask").is_some() => Effect::Ask,
+                    cedar_policy::Effect::Permit if ask => Effect::Ask,
                     cedar_policy::Effect::Permit => Effect::Permit,
                 };
                 let id = PolicyId::new(&label);
-                let reason = policy.annotation("reason").map(str::to_string);
                 set.add(policy.new_id(id.clone())).expect("labels are unique");
+                labels.insert(label.clone(), infos.len());
                 infos.push(PolicyInfo { id, label, file: source.file.clone(), line, column, effect, reason });
             }
         }

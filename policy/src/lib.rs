@@ -216,6 +216,11 @@ pub fn ruling(effect: Option<Effect>, mode: Mode, category: Category) -> Ruling 
     }
 }
 
+/// The sources that shape the schema text the generator writes (names,
+/// groups and input types): part of the key under which `sync` and
+/// `check` reuse a schema file already on disk.
+pub const SCHEMA_SOURCES: [&str; 2] = [include_str!("lib.rs"), include_str!("types.rs")];
+
 /// The Cedar namespace every entity type and action is declared in.
 pub const NAMESPACE: &str = "Capspec";
 

@@ -71,6 +71,38 @@ impl CedarType {
     }
 }
 
+impl CedarType {
+    /// The type in Cedar's JSON schema format, which Cedar reads without
+    /// its text grammar (`check` validates against schemas built this
+    /// way): [`schema_text`](Self::schema_text)'s type exactly as Cedar
+    /// reads that text, names as `EntityOrCommon` references it resolves.
+    pub fn schema_json(&self) -> Value {
+        match self {
+            CedarType::Set(item) => object([("type", "Set".into()), ("element", item.schema_json())]),
+            CedarType::Record(attributes) => record_json(attributes),
+            named => object([("type", "EntityOrCommon".into()), ("name", named.schema_text().into())]),
+        }
+    }
+}
+
+/// A record type in Cedar's JSON schema format: [`record_text`]'s type.
+pub fn record_json(attributes: &[Attribute]) -> Value {
+    let mut fields = serde_json::Map::new();
+    for a in attributes {
+        let mut ty = a.ty.schema_json();
+        if !a.required {
+            ty["required"] = Value::Bool(false);
+        }
+        fields.insert(a.name.clone(), ty);
+    }
+    object([("type", "Record".into()), ("attributes", Value::Object(fields))])
+}
+
+/// A JSON object of `fields`, moved in (`json!` would copy a `Value` field).
+pub fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    Value::Object(fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
 /// A record type's schema text: `{ "a": String, "b"?: Long }`, or `{}`.
 pub fn record_text(attributes: &[Attribute]) -> String {
     if attributes.is_empty() {

@@ -63,6 +63,15 @@ pub fn render_all(set: &SpecSet, targets: &Targets) -> Vec<Artifact> {
     render_all_reusing(set, targets, Reuse::new())
 }
 
+/// An aggregate's text: the file at `path` taken from `reuse` when it
+/// records `key` and is untouched, else `render`ed and keyed.
+fn aggregate(reuse: &mut Reuse, path: &str, key: &str, render: impl FnOnce() -> String) -> String {
+    match reuse.remove(path) {
+        Some(text) if reuse::reusable(&text, key) => text,
+        _ => reuse::keyed(render(), key),
+    }
+}
+
 /// The files of `module`, in the order its render produces them: facade,
 /// declarations, catalog page, Rust bindings.
 fn module_paths(module: &ModuleSpec, targets: &Targets) -> [String; 4] {
@@ -74,11 +83,14 @@ fn module_paths(module: &ModuleSpec, targets: &Targets) -> [String; 4] {
     ]
 }
 
-/// The paths [`render_all_reusing`] may reuse: every module's files and
-/// `capabilities.json`.
+/// The paths [`render_all_reusing`] may reuse: every module's files,
+/// `capabilities.json` and the Cedar schema.
 pub fn reusable_paths(set: &SpecSet, targets: &Targets) -> Vec<String> {
     let mut paths: Vec<String> = set.modules.iter().flat_map(|m| module_paths(m, targets)).collect();
     paths.push(join(&targets.catalog, "capabilities.json"));
+    if targets.cedar_schema {
+        paths.push(join(&targets.catalog, cedar::FILE));
+    }
     paths
 }
 
@@ -118,11 +130,8 @@ pub fn render_all_reusing(set: &SpecSet, targets: &Targets, mut reuse: Reuse) ->
     // `capabilities.json`, the costliest aggregate, is reused the same way,
     // under a key of every module's key.
     let json_path = join(&targets.catalog, "capabilities.json");
-    let json_key = reuse::aggregate_key(&keys);
-    let json = match reuse.remove(&json_path) {
-        Some(text) if reuse::reusable(&text, &json_key) => text,
-        _ => reuse::keyed(json::capabilities(set, targets), &json_key),
-    };
+    let json_key = reuse::aggregate_key(&[include_str!("json.rs")], &keys);
+    let json = aggregate(&mut reuse, &json_path, &json_key, || json::capabilities(set, targets));
     artifacts.push(Artifact { path: join(&targets.rust, "mod.rs"), contents: rust::mod_file(set, targets) });
     artifacts.push(Artifact { path: join(&targets.catalog, "CATALOG.md"), contents: catalog::catalog_file(set, targets, &catalogs) });
     artifacts.push(Artifact { path: json_path, contents: json });
@@ -131,7 +140,11 @@ pub fn render_all_reusing(set: &SpecSet, targets: &Targets, mut reuse: Reuse) ->
         artifacts.push(Artifact { path: join(&targets.catalog, &provider.file_name()), contents: providers::tools_file(set, provider) });
     }
     if targets.cedar_schema {
-        artifacts.push(Artifact { path: join(&targets.catalog, cedar::FILE), contents: cedar::schema(set, targets) });
+        // Every capability's input typed: reused like `capabilities.json`.
+        let path = join(&targets.catalog, cedar::FILE);
+        let key = reuse::aggregate_key(&[&[include_str!("cedar.rs")][..], &capspec_policy::SCHEMA_SOURCES].concat(), &keys);
+        let contents = aggregate(&mut reuse, &path, &key, || cedar::schema(set, targets));
+        artifacts.push(Artifact { path, contents });
     }
     if let Some(path) = &targets.editor_schema {
         artifacts.push(Artifact { path: path.clone(), contents: editor_schema::editor_schema() });

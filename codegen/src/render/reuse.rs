@@ -57,10 +57,12 @@ pub fn module_key(module: &ModuleSpec, targets: &Targets) -> String {
     text_hash(&text)
 }
 
-/// The key of an aggregate made from every module (`capabilities.json`):
-/// its renderer's sources and every module's key, in order.
-pub fn aggregate_key(module_keys: &[String]) -> String {
-    let mut text = [env!("CARGO_PKG_VERSION"), env!("CAPSPEC_RENDER_DEPS"), include_str!("json.rs"), include_str!("artifact.rs"), include_str!("reuse.rs")].concat();
+/// The key of an aggregate made from every module (`capabilities.json`,
+/// the Cedar schema): its renderer's `sources` and every module's key, in
+/// order.
+pub fn aggregate_key(sources: &[&str], module_keys: &[String]) -> String {
+    let mut text = [env!("CARGO_PKG_VERSION"), env!("CAPSPEC_RENDER_DEPS"), include_str!("artifact.rs"), include_str!("reuse.rs")].concat();
+    text.extend(sources.iter().copied());
     for key in module_keys {
         text.push_str(key);
         text.push('\n');
