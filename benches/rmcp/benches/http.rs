@@ -22,7 +22,8 @@
 //! Then token validation alone, against one client's unloaded round trip:
 //! a token's first request (its signature verified against the cached
 //! keys; RS256, and ES256) and every later one (the verified token looked up), and the RS256
-//! signature alone on the server's ring beside RustCrypto's `rsa`.
+//! signature alone on the server's ring beside RustCrypto's `rsa` and
+//! aws-lc-rs with its parsed public key kept.
 //!
 //! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS]`
 
@@ -142,7 +143,12 @@ fn main() {
     let alg = jsonwebtoken::Algorithm::RS256;
     let mut ring = Vec::with_capacity(VERIFIED);
     let mut rsa = Vec::with_capacity(VERIFIED);
+    let mut parsed = Vec::with_capacity(VERIFIED);
     let raw = base64_url(signature);
+    let jwk: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixture("jwks.json")).expect("the fixture JWKS")).expect("JSON");
+    let rsa_jwk = jwk["keys"].as_array().expect("keys").iter().find(|k| k["kty"] == "RSA").expect("an RSA key");
+    let components = aws_lc_rs::signature::RsaPublicKeyComponents { n: base64_url(rsa_jwk["n"].as_str().expect("n")), e: base64_url(rsa_jwk["e"].as_str().expect("e")) };
+    let kept = components.to_parsed_public_key(&aws_lc_rs::signature::RSA_PKCS1_2048_8192_SHA256).expect("an RSA key");
     for _ in 0..VERIFIED {
         let began = Instant::now();
         assert!(jsonwebtoken::crypto::verify(signature, message.as_bytes(), &key, alg).expect("verifies"));
@@ -150,17 +156,21 @@ fn main() {
         let began = Instant::now();
         assert!((rust_crypto::DEFAULT_PROVIDER.verifier_factory)(&alg, &key).expect("a verifier").verify(message.as_bytes(), &raw).is_ok());
         rsa.push(began.elapsed().as_secs_f64() * 1e6);
+        let began = Instant::now();
+        assert!(kept.verify_sig(message.as_bytes(), &raw).is_ok());
+        parsed.push(began.elapsed().as_secs_f64() * 1e6);
     }
-    for v in [&mut first, &mut first_es256, &mut again, &mut ring, &mut rsa] {
+    for v in [&mut first, &mut first_es256, &mut again, &mut ring, &mut rsa, &mut parsed] {
         v.sort_by(f64::total_cmp);
     }
-    let (first, first_es256, again, ring, rsa) = (at(&first, 0.5), at(&first_es256, 0.5), at(&again, 0.5), at(&ring, 0.5), at(&rsa, 0.5));
+    let (first, first_es256, again, ring, rsa, parsed) = (at(&first, 0.5), at(&first_es256, 0.5), at(&again, 0.5), at(&ring, 0.5), at(&rsa, 0.5), at(&parsed, 0.5));
     println!("Token validation (RS256, keys cached), medians; one client's tools/call round trip unloaded: {round_trip:.1} µs");
     println!("  a token's first request (signature verified): {first:>8.2} µs  {:>6.1} % of the round trip", 100.0 * first / round_trip);
     println!("  the same, an ES256 token:                    {first_es256:>8.2} µs  {:>6.1} % of the round trip", 100.0 * first_es256 / round_trip);
     println!("  a token already verified (looked up):        {again:>8.2} µs  {:>6.1} % of the round trip", 100.0 * again / round_trip);
     println!("  the signature alone, ring (the server's):    {ring:>8.2} µs  {:>6.1} % of the round trip", 100.0 * ring / round_trip);
     println!("  the signature alone, RustCrypto's rsa:       {rsa:>8.2} µs  {:>6.1} % of the round trip  ({:.1}× ring)", 100.0 * rsa / round_trip, rsa / ring);
+    println!("  the signature alone, aws-lc-rs, parsed key:  {parsed:>8.2} µs  {:>6.1} % of the round trip  ({:.2}× ring)", 100.0 * parsed / round_trip, parsed / ring);
 }
 
 /// A JWS part's bytes (base64url, no padding).
