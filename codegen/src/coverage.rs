@@ -4,16 +4,24 @@
 //! - an impl is a fn carrying `#[capability(path)]` (or
 //!   `#[capspec::capability(path)]`) in a `[coverage] sources` directory;
 //! - a test exercises a capability when a test fn (`#[test]`,
-//!   `#[tokio::test]`, any attribute whose last segment is `test`) in a
-//!   `[coverage] tests` directory contains the capability's name as a string
-//!   literal or as the last segment of a path. Comments are not tokens, so
-//!   they never count.
+//!   `#[tokio::test]`, any attribute whose last segment is `test`), or a
+//!   macro call that generates tests, in a `[coverage] tests` directory
+//!   names it in a way no other item shares (DESIGN §5): its qualified or
+//!   wire name (or an alias) as a string literal, a path through its
+//!   generated module (`notes::open_note`, `notes::open_note::Args`), its
+//!   code-first args type, or the path of its `#[capability]` fn, each read
+//!   through the `use` items in scope ([`mentions`]). A method call, a field
+//!   or an unrelated fn that merely shares the short name names nothing.
+
+mod mentions;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use proc_macro2::{TokenStream, TokenTree};
 use syn::spanned::Spanned;
+
+pub use mentions::Mentions;
+use mentions::Scope;
 
 use crate::config::Config;
 use crate::finding::Finding;
@@ -32,6 +40,9 @@ pub struct ImplSite {
     /// For a path-less `#[capability]`: the args type's last path segment.
     pub args_type: Option<String>,
     pub fn_name: String,
+    /// The names the fn's own module goes by in a path: its module's name,
+    /// or `crate` and the package's name for a fn at a crate's root.
+    pub parent: Vec<String>,
     pub file: String,
     pub pos: Pos,
     /// The body is only `todo!(…)` or `unimplemented!(…)`.
@@ -57,17 +68,11 @@ pub struct TestSite {
     pub name: String,
     /// First and last line of the fn.
     pub lines: (u32, u32),
-    /// Identifiers and string literals used inside it.
-    pub words: std::collections::HashSet<String>,
+    /// What it names.
+    pub mentions: Mentions,
 }
 
 impl TestSite {
-    /// Whether this test mentions the wire name or the qualified name, as a
-    /// string or as the last segment of a path.
-    fn mentions(&self, wire_name: &str, qualified: &str) -> bool {
-        self.words.contains(wire_name) || self.words.contains(qualified)
-    }
-
     /// `file::name`, as the coverage table shows it.
     pub fn label(&self) -> String {
         format!("{}::{}", self.file, self.name)
@@ -138,6 +143,7 @@ fn parse(file: &str, text: &str, findings: &mut Vec<Finding>) -> Option<syn::Fil
 /// Scan the configured sources and tests.
 pub fn scan(root: &Path, config: &Config) -> Scan {
     let mut scan = Scan::default();
+    let mut crates = CrateNames::default();
     for (file, text) in rust_files(root, &config.coverage.sources, &mut scan.findings) {
         let ast = parse(&file, &text, &mut scan.findings);
         scan.sources.push((file.clone(), text));
@@ -145,7 +151,7 @@ pub fn scan(root: &Path, config: &Config) -> Scan {
             let mut renames = BTreeMap::new();
             collect_renames(&ast.items, &mut renames);
             let start = scan.impls.len();
-            collect_impls(&ast.items, &file, &mut scan.impls);
+            collect_impls(&ast.items, &file, file_module(root, &file, &mut crates), &mut scan.impls);
             collect_derives(&ast.items, &file, &mut scan.derives);
             // `use crate::generated::notes as spec;` then `#[capability(spec::x)]`:
             // read the path through the file's `use … as …` renames.
@@ -166,22 +172,108 @@ pub fn scan(root: &Path, config: &Config) -> Scan {
             }
         }
     }
-    for (file, text) in rust_files(root, &config.coverage.tests, &mut scan.findings) {
-        if let Some(ast) = parse(&file, &text, &mut scan.findings) {
-            collect_tests(&ast.items, &file, "", &mut scan.tests);
-        }
+    let files: Vec<(String, syn::File)> = rust_files(root, &config.coverage.tests, &mut scan.findings)
+        .into_iter()
+        .filter_map(|(file, text)| parse(&file, &text, &mut scan.findings).map(|ast| (file, ast)))
+        .collect();
+    // Macros that generate tests, by name, from every test file (a helper
+    // module may define one that another file calls).
+    let mut test_macros = std::collections::HashSet::new();
+    for (_, ast) in &files {
+        collect_test_macros(&ast.items, &mut test_macros);
+    }
+    for (file, ast) in &files {
+        collect_tests(&ast.items, file, "", &Scope::default(), &test_macros, &mut scan.tests);
     }
     scan
 }
 
+/// Package names by the directory of their `Cargo.toml`, read once each.
+#[derive(Default)]
+struct CrateNames(BTreeMap<std::path::PathBuf, Option<String>>);
+
+impl CrateNames {
+    /// The name (as Rust code writes it) of the package whose sources hold
+    /// `file`: the nearest `Cargo.toml` with a `[package] name` at or above
+    /// its directory, up to `root`.
+    fn of(&mut self, root: &Path, file: &Path) -> Option<String> {
+        let mut dir = file.parent();
+        while let Some(d) = dir {
+            let name = self.0.entry(d.to_path_buf()).or_insert_with(|| {
+                let text = std::fs::read_to_string(d.join("Cargo.toml")).ok()?;
+                let table: toml::Table = toml::from_str(&text).ok()?;
+                Some(table.get("package")?.get("name")?.as_str()?.replace('-', "_"))
+            });
+            if name.is_some() {
+                return name.clone();
+            }
+            if d == root {
+                break;
+            }
+            dir = d.parent();
+        }
+        None
+    }
+}
+
+/// The names a source file's own module goes by in a path: `notes` for
+/// `src/notes.rs` or `src/notes/mod.rs`; `crate` and the package's name for
+/// a crate root (`lib.rs`, `main.rs`).
+fn file_module(root: &Path, file: &str, crates: &mut CrateNames) -> Vec<String> {
+    let path = Path::new(file);
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+    let parent = path.parent().and_then(|p| p.file_name()).and_then(|s| s.to_str()).unwrap_or_default();
+    match stem {
+        "lib" | "main" => {
+            let mut names = vec!["crate".to_string()];
+            names.extend(crates.of(root, &root.join(file)));
+            names
+        }
+        "mod" => vec![parent.to_string()],
+        _ => vec![stem.to_string()],
+    }
+}
+
 impl Scan {
-    /// The tests that exercise `cap` of `module`: they mention its qualified
-    /// name or its wire name — which is the bare name when no other module
-    /// has that name, so a shared bare name says nothing.
+    /// The tests that exercise `cap` of `module`: they name it in a way no
+    /// other item shares — its qualified or wire name (or an alias) as a
+    /// string, a path through its generated module, its code-first args
+    /// type, or the path of its `#[capability]` fn. The wire name is the
+    /// bare name only when no other module has that name, so a shared bare
+    /// name says nothing.
     pub fn exercising<'a>(&'a self, module: &'a str, cap: &'a CapabilitySpec) -> impl Iterator<Item = &'a TestSite> + 'a {
-        // The qualified name is built once, not once per test.
-        let qualified = format!("{module}.{}", cap.name);
-        self.tests.iter().filter(move |t| t.mentions(&cap.wire_name, &qualified))
+        // Built once, not once per test.
+        let mut strings = vec![format!("{module}.{}", cap.name), cap.wire_name.clone()];
+        strings.extend(cap.aliases.iter().map(|a| format!("{module}.{a}")));
+        let generated = [module.to_string(), cap.name.clone()];
+        let types: Vec<&str> = self.derives.iter().filter(|d| d.module == module && d.name == cap.name).map(|d| d.type_name.as_str()).collect();
+        let impls: Vec<&ImplSite> = self
+            .impls
+            .iter()
+            .filter(|s| match s.path.as_slice() {
+                [.., m, n] => m == module && n == &cap.name,
+                [n] => n == &cap.name,
+                [] => false,
+            })
+            .collect();
+        let names_impl = move |test: &TestSite, path: &[String]| {
+            impls.iter().any(|site| match path {
+                [.., parent, f] if f == &site.fn_name && site.parent.contains(parent) => true,
+                // A unit test beside the impl: `open_note(…)`, `super::open_note(…)`.
+                [before @ .., f] if f == &site.fn_name && test.file == site.file => {
+                    before.iter().all(|s| matches!(s.as_str(), "self" | "super" | "crate"))
+                }
+                _ => false,
+            })
+        };
+        self.tests.iter().filter(move |t| {
+            strings.iter().any(|s| t.mentions.strings.contains(s))
+                || t.mentions.paths.iter().any(|p| {
+                    p.windows(2).any(|w| w == generated)
+                        || p.iter().any(|seg| types.contains(&seg.as_str()))
+                        || names_impl(t, p)
+                })
+        })
     }
 }
 
@@ -215,7 +307,7 @@ fn is_capability_attr(attr: &syn::Attribute) -> bool {
     matches!(segs.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), ["capability"] | ["capspec", "capability"])
 }
 
-fn collect_impls(items: &[syn::Item], file: &str, out: &mut Vec<ImplSite>) {
+fn collect_impls(items: &[syn::Item], file: &str, parent: Vec<String>, out: &mut Vec<ImplSite>) {
     for item in items {
         match item {
             syn::Item::Fn(f) => {
@@ -227,6 +319,7 @@ fn collect_impls(items: &[syn::Item], file: &str, out: &mut Vec<ImplSite>) {
                         path,
                         args_type,
                         fn_name: f.sig.ident.to_string(),
+                        parent: parent.clone(),
                         file: file.to_string(),
                         pos: pos_of(attr.span()),
                         stub: is_stub(&f.block),
@@ -235,7 +328,7 @@ fn collect_impls(items: &[syn::Item], file: &str, out: &mut Vec<ImplSite>) {
             }
             syn::Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
-                    collect_impls(items, file, out);
+                    collect_impls(items, file, vec![m.ident.to_string()], out);
                 }
             }
             _ => {}
@@ -312,22 +405,20 @@ fn is_test_attr(attr: &syn::Attribute) -> bool {
     attr.path().segments.last().is_some_and(|s| s.ident == "test")
 }
 
-fn collect_tests(items: &[syn::Item], file: &str, prefix: &str, out: &mut Vec<TestSite>) {
+/// The names of `macro_rules!` macros whose expansion holds a test fn.
+fn collect_test_macros(items: &[syn::Item], out: &mut std::collections::HashSet<String>) {
     for item in items {
         match item {
-            syn::Item::Fn(f) if f.attrs.iter().any(is_test_attr) => {
-                let mut site = TestSite {
-                    file: file.to_string(),
-                    name: format!("{prefix}{}", f.sig.ident),
-                    lines: (f.span().start().line as u32, f.span().end().line as u32),
-                    words: Default::default(),
-                };
-                words(quote::ToTokens::to_token_stream(&f.block), &mut site.words);
-                out.push(site);
+            syn::Item::Macro(m) if m.mac.path.is_ident("macro_rules") => {
+                if let Some(name) = &m.ident {
+                    if mentions::has_test_attr(m.mac.tokens.clone()) {
+                        out.insert(name.to_string());
+                    }
+                }
             }
             syn::Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
-                    collect_tests(items, file, &format!("{prefix}{}::", m.ident), out);
+                    collect_test_macros(items, out);
                 }
             }
             _ => {}
@@ -335,27 +426,54 @@ fn collect_tests(items: &[syn::Item], file: &str, prefix: &str, out: &mut Vec<Te
     }
 }
 
-/// String literal values and identifiers that end a path (not followed by `::`).
-fn words(tokens: TokenStream, out: &mut std::collections::HashSet<String>) {
-    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
-    for (i, tt) in tokens.iter().enumerate() {
-        match tt {
-            TokenTree::Group(g) => words(g.stream(), out),
-            TokenTree::Ident(id) => {
-                let followed_by_path = matches!(
-                    (tokens.get(i + 1), tokens.get(i + 2)),
-                    (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b))) if a.as_char() == ':' && b.as_char() == ':'
-                );
-                if !followed_by_path {
-                    out.insert(id.to_string());
+fn collect_tests(
+    items: &[syn::Item],
+    file: &str,
+    prefix: &str,
+    outer: &Scope,
+    test_macros: &std::collections::HashSet<String>,
+    out: &mut Vec<TestSite>,
+) {
+    let scope = outer.with_items(items);
+    for item in items {
+        match item {
+            syn::Item::Fn(f) if f.attrs.iter().any(is_test_attr) => {
+                // A `use` inside the test's body is in scope for the whole body.
+                let inner = scope.with_items(f.block.stmts.iter().filter_map(|s| match s {
+                    syn::Stmt::Item(item) => Some(item),
+                    _ => None,
+                }));
+                let mut site = TestSite {
+                    file: file.to_string(),
+                    name: format!("{prefix}{}", f.sig.ident),
+                    lines: (f.span().start().line as u32, f.span().end().line as u32),
+                    mentions: Mentions::default(),
+                };
+                site.mentions.read(quote::ToTokens::to_token_stream(&f.block), &inner);
+                out.push(site);
+            }
+            // `cases! { … }` where `cases` is a `macro_rules!` that writes
+            // tests, or any macro call whose input holds test fns: what the
+            // call passes is what its tests name.
+            syn::Item::Macro(m) if !m.mac.path.is_ident("macro_rules") => {
+                let name = m.mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                if test_macros.contains(&name) || mentions::has_test_attr(m.mac.tokens.clone()) {
+                    let mut site = TestSite {
+                        file: file.to_string(),
+                        name: format!("{prefix}{name}!"),
+                        lines: (m.span().start().line as u32, m.span().end().line as u32),
+                        mentions: Mentions::default(),
+                    };
+                    site.mentions.read(m.mac.tokens.clone(), &scope);
+                    out.push(site);
                 }
             }
-            TokenTree::Literal(lit) => {
-                if let Ok(s) = syn::parse_str::<syn::LitStr>(&lit.to_string()) {
-                    out.insert(s.value());
+            syn::Item::Mod(m) => {
+                if let Some((_, items)) = &m.content {
+                    collect_tests(items, file, &format!("{prefix}{}::", m.ident), &scope, test_macros, out);
                 }
             }
-            TokenTree::Punct(_) => {}
+            _ => {}
         }
     }
 }
@@ -486,14 +604,7 @@ pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
                     rule::COVERAGE_UNTESTED,
                     file,
                     c.pos,
-                    if c.wire_name == c.name {
-                        format!("no test exercises `{qualified}`: no test fn mentions `{}` as a string or a path; add one, or an `[[allow]]` with the reason", c.name)
-                    } else {
-                        format!(
-                            "no test exercises `{qualified}`: no test fn mentions `{qualified}` or `{}` (another module has a `{}` too, so the bare name does not say which) as a string or a path; add one, or an `[[allow]]` with the reason",
-                            c.wire_name, c.name
-                        )
-                    },
+                    untested_message(&m.name, c),
                 )
                 .for_capability(&c.name),
             );
@@ -502,19 +613,27 @@ pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
     out
 }
 
+/// Why `coverage/untested`: what a test would have to name.
+fn untested_message(module: &str, c: &CapabilitySpec) -> String {
+    let qualified = format!("{module}.{}", c.name);
+    let strings = if c.wire_name == c.name {
+        format!("\"{qualified}\" or \"{}\"", c.name)
+    } else {
+        // Another module has a capability of that name: the bare name says nothing.
+        format!("\"{qualified}\" or \"{}\"", c.wire_name)
+    };
+    let path = match &c.code_first {
+        Some(origin) => format!("its args type `{}`", origin.rust_type.rsplit("::").next().unwrap_or_default()),
+        None => format!("`{module}::{}`", c.name),
+    };
+    format!(
+        "no test exercises `{qualified}`: no test names {strings} in a string, {path}, or its `#[capability]` fn (a method or fn that only shares the name does not count); add one, or an `[[allow]]` with the reason"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn words_skip_comments_and_path_prefixes() {
-        let mut out = std::collections::HashSet::new();
-        let tokens: TokenStream = "{ // read_file\n call(\"write_file\"); spec::list_files::SPEC; json!({\"x\": delete_file}) }".parse().unwrap();
-        words(tokens, &mut out);
-        assert!(!out.contains("read_file"));
-        assert!(out.contains("write_file") && out.contains("SPEC") && out.contains("delete_file"));
-        assert!(!out.contains("list_files"), "a path segment followed by `::` is not its last segment");
-    }
 
     #[test]
     fn stubs_are_bodies_of_only_todo() {

@@ -115,3 +115,35 @@ fn code_first_impls_and_derives_are_covered() {
     assert!(stub.contains("#[capspec::capability]\nasync fn pin(_run: &capspec::Run, _args: crate::notes::PinArgs) -> capspec::CapResult<()> {"), "{stub}");
     syn_parses(&stub);
 }
+
+/// A test exercises a capability only when it names it in a way no other
+/// item shares (DESIGN §5). The fixture's tests call methods, fns and
+/// fields that share capabilities' short names, which attribute nothing,
+/// beside a `use` alias of a generated path, the impl fn's path (through
+/// its module, imported by name, at the crate root) and a macro-generated
+/// test naming the qualified name, which do. `check` and the coverage
+/// table agree on every row.
+#[test]
+fn coverage_attribution_is_exact() {
+    let dir = TempDir::new("coverage-attribution");
+    copy_dir(&fixtures().join("coverage/attribution"), dir.path());
+    capspec_codegen::sync(dir.path()).unwrap();
+    let report = capspec_codegen::check(dir.path()).unwrap();
+    let mut untested: Vec<String> = report
+        .findings
+        .iter()
+        .map(|f| {
+            assert_eq!(f.rule, "coverage/untested", "{f:?}");
+            f.message.split('`').nth(1).unwrap().to_string()
+        })
+        .collect();
+    untested.sort();
+    assert_eq!(untested, ["memory.create_entities", "notes.close_note", "notes.drop_note", "notes.open_note"]);
+
+    let table = capspec_codegen::coverage_table::coverage(dir.path()).unwrap().table;
+    for row in &table.capabilities {
+        assert_eq!(row.tests.is_empty(), untested.contains(&row.capability), "the table and check disagree on {row:?}");
+    }
+    insta::assert_snapshot!(table.to_markdown());
+    insta::assert_snapshot!(report::render(&report, Format::Human));
+}
