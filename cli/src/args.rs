@@ -174,13 +174,26 @@ pub(crate) enum Command {
     /// adds capspec-cli to that xtask's manifest and prints the one line its `main` starts
     /// with (`capspec_cli::run_subcommand();`); the commands are then `cargo xtask capspec
     /// check` and so on, and the workflow init writes runs them that way.
+    ///
+    /// The capspec dependencies come from the checkout this binary was installed from (relative
+    /// paths when the project lies in the same tree), else from --capspec-path or --capspec-git.
+    /// init says "done" only once `cargo metadata` resolves the result; otherwise it names the
+    /// flag that fixes it, and running it again with another source rewrites capspec's own
+    /// dependency entries, and only those, reporting each change.
     Init {
         /// The Cargo package that will host the capabilities. Defaults to the current directory.
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
-        /// Depend on a local capspec checkout (path dependencies) instead of crates.io.
-        #[arg(long, value_name = "DIR")]
+        /// Depend on this capspec checkout (path dependencies). Without a source flag, init
+        /// depends on the checkout the running binary was installed from, else on crates.io.
+        #[arg(long, value_name = "DIR", conflicts_with = "capspec_git")]
         capspec_path: Option<PathBuf>,
+        /// Depend on capspec's git repository (git dependencies, which a CI runner can fetch).
+        #[arg(long, value_name = "URL")]
+        capspec_git: Option<String>,
+        /// With --capspec-git: the commit, tag or branch to pin.
+        #[arg(long, value_name = "REV", requires = "capspec_git")]
+        rev: Option<String>,
     },
     /// Print the coverage table: one row per capability with its category, the fn that
     /// implements it (file:line), the tests that exercise it (file::test_fn), and the reason of

@@ -14,6 +14,12 @@ pub(crate) struct Outcome {
     pub(crate) edited: Vec<String>,
     pub(crate) kept: Vec<String>,
     pub(crate) notes: Vec<String>,
+    /// What the user should fix, though init could finish (a path the CI
+    /// workflow cannot see).
+    pub(crate) warnings: Vec<String>,
+    /// Why the project does not resolve (`cargo metadata` failed) and which
+    /// flag fixes it; init is then not done.
+    pub(crate) unresolved: Option<String>,
     /// How the project's xtask runs the capspec commands.
     pub(crate) xtask: Xtask,
 }
@@ -51,10 +57,11 @@ pub(crate) const SUBCOMMAND_LINE: &str = "capspec_cli::run_subcommand();";
 /// Write the xtask crate, or keep the project's own: then add `capspec-cli`
 /// to its manifest and say how its `main` reaches the capspec commands
 /// without losing its own tasks.
-fn adopt_xtask(ws_root: &Path, up: &str, cli: &str, out: &mut Outcome) -> Result<Xtask, String> {
+fn adopt_xtask(ws_root: &Path, up: &str, source: &Source, out: &mut Outcome) -> Result<Xtask, String> {
     let dir = ws_root.join("xtask");
+    let cli = source.cli_dep(&dir);
     if !dir.exists() {
-        write_new(ws_root, up, "xtask/Cargo.toml", &XTASK_MANIFEST.replace("{cli}", cli), out)?;
+        write_new(ws_root, up, "xtask/Cargo.toml", &XTASK_MANIFEST.replace("{cli}", &cli), out)?;
         write_new(ws_root, up, "xtask/src/main.rs", XTASK_MAIN, out)?;
         return Ok(Xtask::Written);
     }
@@ -69,14 +76,18 @@ fn adopt_xtask(ws_root: &Path, up: &str, cli: &str, out: &mut Outcome) -> Result
     };
     if xtask == Xtask::Capspec {
         out.kept.push(format!("{up}xtask (exists; its main is `capspec_cli::main()`)"));
-        return Ok(xtask);
+    } else {
+        out.kept.push(format!("{up}xtask (exists, with tasks of its own: the capspec commands become its `capspec` task)"));
     }
-    out.kept.push(format!("{up}xtask (exists, with tasks of its own: the capspec commands become its `capspec` task)"));
     let manifest = dir.join("Cargo.toml");
     let text = std::fs::read_to_string(&manifest).map_err(|e| format!("cannot read `{}`: {e}", manifest.display()))?;
     let mut new_text = text.clone();
-    if add_entry(&mut new_text, "dependencies", "capspec-cli", cli) && write_if_changed(&manifest, &new_text)? {
-        out.edited.push(format!("{up}xtask/Cargo.toml: [dependencies] capspec-cli"));
+    let change = set_entry(&mut new_text, "dependencies", "capspec-cli", &cli, source.explicit);
+    if write_if_changed(&manifest, &new_text)? {
+        out.edited.push(format!("{up}xtask/Cargo.toml: {}", change.describe("dependencies", "capspec-cli")));
+    }
+    if xtask == Xtask::Capspec {
+        return Ok(xtask);
     }
     if xtask == Xtask::NeedsLine {
         out.notes.push(format!(
@@ -86,29 +97,109 @@ fn adopt_xtask(ws_root: &Path, up: &str, cli: &str, out: &mut Outcome) -> Result
     Ok(xtask)
 }
 
-/// Where the capspec crates come from in the new manifests.
-enum Source {
+/// Where capspec comes from, as the user asked.
+pub(crate) enum SourceArg {
+    /// No flag: the checkout the running binary was built from, else the registry.
+    Default,
+    /// `--capspec-path DIR`.
+    Path(PathBuf),
+    /// `--capspec-git URL [--rev REV]`.
+    Git { url: String, rev: Option<String> },
+}
+
+/// Where the capspec crates come from in the manifests init writes.
+struct Source {
+    kind: SourceKind,
+    /// Named by a flag: existing capspec entries are rewritten to it.
+    explicit: bool,
+}
+
+enum SourceKind {
     /// crates.io, this version.
     Registry(&'static str),
-    /// A local capspec checkout.
-    Path(PathBuf),
+    /// A local capspec checkout (canonical); written relative to each
+    /// manifest when `relative`.
+    Path { dir: PathBuf, relative: bool },
+    /// capspec's git repository.
+    Git { url: String, rev: Option<String> },
+}
+
+/// The checkout this binary was built from, if it is still there: the
+/// parent of the `cli` crate's manifest directory, holding the runtime,
+/// codegen and cli crates. A binary installed from the registry was built
+/// in cargo's registry cache, whose parent holds no such crates.
+fn own_checkout() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.canonicalize().ok()?;
+    is_checkout(&dir).then_some(dir)
+}
+
+fn is_checkout(dir: &Path) -> bool {
+    ["runtime", "codegen", "cli"].iter().all(|c| dir.join(c).join("Cargo.toml").is_file())
+}
+
+/// The repository `dir` lies in: the nearest ancestor holding `.git`.
+fn repository_of(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)
+}
+
+/// `to` relative to the directory `from` (both absolute and canonical).
+fn relative_path(from: &Path, to: &Path) -> PathBuf {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..from.len() {
+        out.push("..");
+    }
+    for c in &to[common..] {
+        out.push(c);
+    }
+    if out.as_os_str().is_empty() { PathBuf::from(".") } else { out }
 }
 
 impl Source {
-    fn dep(&self, krate: &str, folder: &str) -> String {
-        match self {
-            Source::Registry(version) => format!("{krate} = \"{version}\""),
-            Source::Path(dir) => format!("{krate} = {{ path = {} }}", toml_string(&dir.join(folder).to_string_lossy())),
-        }
+    /// The entry for `krate` (in the checkout's `folder`) in the manifest in `manifest_dir`.
+    fn dep(&self, krate: &str, folder: &str, manifest_dir: &Path) -> String {
+        format!("{krate} = {}", self.spec(folder, manifest_dir, None))
     }
 
     /// `capspec-cli` as an xtask depends on it: without the feature `live`
     /// (the MCP client `--upstream` needs), so the xtask CI builds stays small.
-    fn cli_dep(&self) -> String {
-        let features = "default-features = false, features = [\"mimalloc\"]";
-        match self {
-            Source::Registry(version) => format!("capspec-cli = {{ version = \"{version}\", {features} }}"),
-            Source::Path(dir) => format!("capspec-cli = {{ path = {}, {features} }}", toml_string(&dir.join("cli").to_string_lossy())),
+    fn cli_dep(&self, xtask_dir: &Path) -> String {
+        format!("capspec-cli = {}", self.spec("cli", xtask_dir, Some("default-features = false, features = [\"mimalloc\"]")))
+    }
+
+    /// The value of a dependency entry: a version string, or an inline table.
+    fn spec(&self, folder: &str, manifest_dir: &Path, extra: Option<&str>) -> String {
+        let location = match &self.kind {
+            SourceKind::Registry(version) if extra.is_none() => return toml_string(version),
+            SourceKind::Registry(version) => format!("version = {}", toml_string(version)),
+            SourceKind::Path { dir, relative } => {
+                let target = dir.join(folder);
+                // The manifest's directory may not exist yet (a new xtask).
+                let base = manifest_dir.canonicalize().unwrap_or_else(|_| manifest_dir.to_path_buf());
+                let shown = if *relative { relative_path(&base, &target) } else { target };
+                format!("path = {}", toml_string(&shown.to_string_lossy()))
+            }
+            SourceKind::Git { url, rev } => match rev {
+                Some(rev) => format!("git = {}, rev = {}", toml_string(url), toml_string(rev)),
+                None => format!("git = {}", toml_string(url)),
+            },
+        };
+        match extra {
+            Some(extra) => format!("{{ {location}, {extra} }}"),
+            None => format!("{{ {location} }}"),
+        }
+    }
+
+    /// The flag that would fix a project that does not resolve with this source.
+    fn fix(&self) -> &'static str {
+        match self.kind {
+            SourceKind::Registry(_) => {
+                "capspec's crates are not on the registry at this version: run init again with --capspec-path DIR (a capspec checkout) or --capspec-git URL [--rev REV]"
+            }
+            SourceKind::Path { .. } => "run init again with --capspec-path naming a capspec checkout, or with --capspec-git URL [--rev REV]",
+            SourceKind::Git { .. } => "check the URL and --rev, or run init again with --capspec-path DIR (a capspec checkout)",
         }
     }
 }
@@ -130,7 +221,7 @@ fn toml_string(text: &str) -> String {
 
 /// The package at `root` adopts capspec. `Err` (exit 2) when `root` holds
 /// no Cargo package or a file cannot be read or written.
-pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, String> {
+pub(crate) fn init(root: &Path, source: SourceArg) -> Result<Outcome, String> {
     let manifest = root.join("Cargo.toml");
     let text = std::fs::read_to_string(&manifest)
         .map_err(|e| format!("no Cargo.toml in `{}` ({e}); run init in the Cargo package that will host the capabilities", root.display()))?;
@@ -140,18 +231,36 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
             manifest.display()
         ));
     }
-    let source = match capspec_path {
-        Some(dir) => {
-            let dir = dir.canonicalize().map_err(|e| format!("--capspec-path `{}`: {e}", dir.display()))?;
-            if !dir.join("runtime/Cargo.toml").is_file() || !dir.join("cli/Cargo.toml").is_file() {
-                return Err(format!("--capspec-path `{}` is not a capspec checkout (no runtime/ and cli/ crates)", dir.display()));
-            }
-            Source::Path(dir)
+    let canonical = root.canonicalize().map_err(|e| format!("`{}`: {e}", root.display()))?;
+    let root = canonical.as_path();
+    let manifest = root.join("Cargo.toml");
+    let mut out = Outcome::default();
+    let repository = repository_of(root);
+    let path_source = |dir: PathBuf, explicit: bool, out: &mut Outcome| {
+        let inside = repository.as_ref().is_some_and(|r| dir.starts_with(r));
+        if !inside {
+            out.warnings.push(format!(
+                "capspec's path dependencies point at `{}`, outside this project's repository: the CI workflow init writes cannot see it; run init again with --capspec-git URL [--rev REV], or keep the capspec checkout inside the repository",
+                dir.display()
+            ));
         }
-        None => Source::Registry(concat!("=", env!("CARGO_PKG_VERSION"))),
+        Source { kind: SourceKind::Path { dir, relative: inside }, explicit }
+    };
+    let source = match source {
+        SourceArg::Path(dir) => {
+            let dir = dir.canonicalize().map_err(|e| format!("--capspec-path `{}`: {e}", dir.display()))?;
+            if !is_checkout(&dir) {
+                return Err(format!("--capspec-path `{}` is not a capspec checkout (no runtime/, codegen/ and cli/ crates)", dir.display()));
+            }
+            path_source(dir, true, &mut out)
+        }
+        SourceArg::Git { url, rev } => Source { kind: SourceKind::Git { url, rev }, explicit: true },
+        SourceArg::Default => match own_checkout() {
+            Some(dir) => path_source(dir, false, &mut out),
+            None => Source { kind: SourceKind::Registry(concat!("=", env!("CARGO_PKG_VERSION"))), explicit: false },
+        },
     };
     let workspace = root.ancestors().find(|dir| std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|t| has_table(&t, "workspace"))).map(Path::to_path_buf);
-    let mut out = Outcome::default();
 
     // Files of the package.
     let files: [(&str, String); 6] = [
@@ -173,8 +282,10 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
     let mut manifest_text = text;
     let mut added = Vec::new();
     for (table, krate, folder) in [("dependencies", "capspec", "runtime"), ("dev-dependencies", "capspec-codegen", "codegen")] {
-        if add_entry(&mut manifest_text, table, krate, &source.dep(krate, folder)) {
-            added.push(format!("[{table}] {krate}"));
+        match set_entry(&mut manifest_text, table, krate, &source.dep(krate, folder, root), source.explicit) {
+            Entry::Same => {}
+            Entry::Kept(old) => out.kept.push(format!("Cargo.toml: [{table}] {old}")),
+            change => added.push(change.describe(table, krate)),
         }
     }
 
@@ -194,8 +305,7 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
     let same_manifest = ws_root == root;
     let mut ws_text = if same_manifest { manifest_text.clone() } else { std::fs::read_to_string(ws_root.join("Cargo.toml")).map_err(|e| e.to_string())? };
     let mut ws_added = Vec::new();
-    let cli = source.cli_dep();
-    out.xtask = adopt_xtask(&ws_root, &up, &cli, &mut out)?;
+    out.xtask = adopt_xtask(&ws_root, &up, &source, &mut out)?;
     if out.xtask == Xtask::Written && workspace.is_some() && add_member(&mut ws_text, "xtask") {
         ws_added.push("[workspace] members += \"xtask\"".to_string());
     }
@@ -240,7 +350,92 @@ pub(crate) fn init(root: &Path, capspec_path: Option<&Path>) -> Result<Outcome, 
         Ok(_) => out.notes.push(format!("the specs have errors; run `{} check` to see them", out.xtask.command())),
         Err(e) => out.notes.push(format!("sync could not run: {e}")),
     }
+    // Done only when cargo resolves what was written.
+    if let Err(failure) = resolve(root) {
+        out.unresolved = Some(format!("the project does not resolve: {failure}\n{}", source.fix()));
+    }
     Ok(out)
+}
+
+/// `cargo metadata` on the package: every dependency found, as the first
+/// build will need them.
+fn resolve(root: &Path) -> Result<(), String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = std::process::Command::new(cargo);
+    command.args(["metadata", "--format-version", "1", "--manifest-path"]).arg(root.join("Cargo.toml"));
+    // For this machine's platform only: cargo then fetches only the crates
+    // a build here needs (not, say, Windows-only ones).
+    if let Some(host) = host_triple() {
+        command.args(["--filter-platform", &host]);
+    }
+    let output = command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cargo metadata could not run ({e})"))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    // cargo's own words, from its first error on.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let from_error: Vec<&str> = stderr.lines().skip_while(|l| !l.starts_with("error")).filter(|l| !l.trim().is_empty()).take(6).collect();
+    let said = if from_error.is_empty() { stderr.trim().to_string() } else { from_error.join("\n") };
+    Err(format!("`cargo metadata` failed:\n{said}"))
+}
+
+/// The host's target triple, as `rustc -vV` names it.
+fn host_triple() -> Option<String> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let output = std::process::Command::new(rustc).arg("-vV").stdin(std::process::Stdio::null()).output().ok()?;
+    String::from_utf8(output.stdout).ok()?.lines().find_map(|l| l.strip_prefix("host: ")).map(str::to_string)
+}
+
+/// What [`set_entry`] did to a dependency entry.
+enum Entry {
+    /// It was absent and is added.
+    Added,
+    /// It was there with another value (the old line), and is rewritten.
+    Replaced(String),
+    /// It was there with another value (the old line), and is kept: no
+    /// source flag asked for a change.
+    Kept(String),
+    /// It was there, unchanged.
+    Same,
+}
+
+impl Entry {
+    fn describe(&self, table: &str, key: &str) -> String {
+        match self {
+            Entry::Added | Entry::Same => format!("[{table}] {key}"),
+            Entry::Replaced(old) | Entry::Kept(old) => format!("[{table}] {key}: was `{}`", old.trim()),
+        }
+    }
+}
+
+/// Set `key`'s entry in `[table]` to `line`: add it when absent; when it
+/// differs, rewrite it if `rewrite`, else keep it. Only that one line changes.
+fn set_entry(text: &mut String, table: &str, key: &str, line: &str, rewrite: bool) -> Entry {
+    let header = format!("[{table}]");
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines.iter().position(|l| l.trim() == header).and_then(|at| {
+        let end = lines[at + 1..].iter().position(|l| l.trim_start().starts_with('[')).map_or(lines.len(), |i| at + 1 + i);
+        (at + 1..end).find(|&i| lines[i].split('=').next().is_some_and(|k| k.trim() == key))
+    });
+    let Some(at) = at else {
+        add_entry(text, table, key, line);
+        return Entry::Added;
+    };
+    let old = lines[at].to_string();
+    if old.trim() == line {
+        return Entry::Same;
+    }
+    if !rewrite {
+        return Entry::Kept(old);
+    }
+    let mut new: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    new[at] = line.to_string();
+    *text = new.join("\n") + "\n";
+    Entry::Replaced(old)
 }
 
 /// Write `path` under `base` unless it exists (then it is kept); it is

@@ -291,3 +291,88 @@ fn init_outside_a_cargo_package_exits_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no Cargo.toml"), "{}", text(&out));
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "nothing is written");
 }
+
+/// `cargo new` in `dir`, with this workspace's lock file (the new project
+/// resolves offline).
+fn new_project(dir: &Path, name: &str) -> std::path::PathBuf {
+    let out = run(dir, &cargo(), &["new", "--quiet", "--vcs", "none", name]);
+    assert!(out.status.success(), "{}", text(&out));
+    let project = dir.join(name);
+    std::fs::copy(repo_root().join("Cargo.lock"), project.join("Cargo.lock")).unwrap();
+    project
+}
+
+fn bare_init(dir: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["capspec", "init"];
+    all.extend(args);
+    run(dir, env!("CARGO_BIN_EXE_cargo-capspec"), &all)
+}
+
+/// init resolves what it wrote before it says "done": a source cargo cannot
+/// fetch is an error naming the flags that fix it. Running init again with
+/// another source rewrites capspec's own dependency entries, and only
+/// those, reporting each; a checkout outside the project's repository gets
+/// a warning that the CI workflow cannot see it.
+#[test]
+fn init_says_done_only_when_the_project_resolves_and_a_new_source_rewrites_its_entries() {
+    let tmp = TempDir::new("init-source");
+    let project = new_project(tmp.path(), "graph_host");
+    let mut manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
+    manifest.push_str("serde = \"1\"\n");
+    std::fs::write(project.join("Cargo.toml"), &manifest).unwrap();
+
+    let out = bare_init(&project, &["--capspec-git", "file:///nonexistent/capspec.git"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let said = text(&out);
+    assert!(!said.contains("init: done"), "{said}");
+    assert!(said.contains("error: the project does not resolve: `cargo metadata` failed:"), "{said}");
+    assert!(said.contains("run init again with --capspec-path DIR"), "{said}");
+    let broken = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
+    assert!(broken.contains("capspec = { git = \"file:///nonexistent/capspec.git\" }"), "{broken}");
+
+    let checkout = repo_root().canonicalize().unwrap();
+    let out = bare_init(&project, &["--capspec-path", checkout.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    for change in [
+        "edited   Cargo.toml: [dependencies] capspec: was `capspec = { git = \"file:///nonexistent/capspec.git\" }`, [dev-dependencies] capspec-codegen: was `capspec-codegen = { git = \"file:///nonexistent/capspec.git\" }`",
+        "edited   xtask/Cargo.toml: [dependencies] capspec-cli: was `capspec-cli = { git = \"file:///nonexistent/capspec.git\", default-features = false, features = [\"mimalloc\"] }`",
+        "init: done",
+    ] {
+        assert!(said.contains(change), "{change}\n{said}");
+    }
+    assert!(said.contains(&format!("warning: capspec's path dependencies point at `{}`, outside this project's repository", checkout.display())), "{said}");
+    let fixed = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
+    let runtime = format!("capspec = {{ path = \"{}\" }}", checkout.join("runtime").display());
+    assert!(fixed.contains(&runtime), "{fixed}");
+    // Only capspec's own entries changed.
+    let changed: Vec<(&str, &str)> = broken.lines().zip(fixed.lines()).filter(|(a, b)| a != b).collect();
+    assert_eq!(changed.len(), 2, "{changed:#?}");
+    assert!(changed.iter().all(|(a, _)| a.starts_with("capspec")), "{changed:#?}");
+    assert_eq!(broken.lines().count(), fixed.lines().count());
+}
+
+/// Without a source flag, init depends on the checkout the running binary
+/// was built from; a project inside that checkout's tree gets relative
+/// paths, which the repository's CI sees, and no warning.
+#[test]
+fn init_defaults_to_the_checkout_it_came_from_relative_inside_its_tree() {
+    let base = repo_root().join("target/init-inside");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    // Written by hand, as a workspace of its own: `cargo new` would add it
+    // to the checkout's workspace.
+    let project = base.join("inside_host");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join("Cargo.toml"), "[package]\nname = \"inside_host\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\nmembers = [\".\"]\n").unwrap();
+    std::fs::copy(repo_root().join("Cargo.lock"), project.join("Cargo.lock")).unwrap();
+    let out = bare_init(&project, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!text(&out).contains("warning:"), "{}", text(&out));
+    let manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("capspec = { path = \"../../../runtime\" }"), "{manifest}");
+    assert!(manifest.contains("capspec-codegen = { path = \"../../../codegen\" }"), "{manifest}");
+    let xtask = std::fs::read_to_string(project.join("xtask/Cargo.toml")).unwrap();
+    assert!(xtask.contains("capspec-cli = { path = \"../../../../cli\", default-features = false"), "{xtask}");
+    std::fs::remove_dir_all(&base).unwrap();
+}
