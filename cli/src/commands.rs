@@ -45,13 +45,14 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
             let refs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
             let imported = capspec_codegen::import::read_tools(&refs).and_then(|tools| capspec_codegen::import::import(&module, &tools));
             match imported {
-                Ok(imported) => {
+                Ok(mut imported) => {
                     let target = out.join(format!("{module}.yaml"));
                     if let Err(e) = std::fs::create_dir_all(&out).and_then(|()| std::fs::write(&target, &imported.yaml)) {
                         eprintln!("error: cannot write `{}`: {e}", target.display());
                         return 2;
                     }
-                    let report = report::Report { findings: imported.findings, sources: Default::default() };
+                    let sources = imported.written_to(&module, &target.to_string_lossy());
+                    let report = report::Report { findings: std::mem::take(&mut imported.findings), sources };
                     if !report.findings.is_empty() {
                         print!("{}", report::render(&report, Format::Human));
                     }
@@ -175,9 +176,14 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                 }
             }
         }
-        Command::Init { root, capspec_path } => {
+        Command::Init { root, capspec_path, capspec_git, rev } => {
             let root = root.or_else(|| std::env::current_dir().ok()).unwrap_or_else(|| PathBuf::from("."));
-            match crate::init::init(&root, capspec_path.as_deref()) {
+            let source = match (capspec_path, capspec_git) {
+                (Some(dir), _) => crate::init::SourceArg::Path(dir),
+                (None, Some(url)) => crate::init::SourceArg::Git { url, rev },
+                (None, None) => crate::init::SourceArg::Default,
+            };
+            match crate::init::init(&root, source) {
                 Ok(outcome) => {
                     for path in &outcome.written {
                         println!("wrote    {path}");
@@ -190,6 +196,14 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                     }
                     for note in &outcome.notes {
                         println!("note:    {note}");
+                    }
+                    for warning in &outcome.warnings {
+                        println!("warning: {warning}");
+                    }
+                    if let Some(failure) = &outcome.unresolved {
+                        eprintln!("error: {failure}");
+                        eprintln!("init: not done; the files above are written, and running init again with the flag named above rewrites capspec's dependency entries");
+                        return 1;
                     }
                     let xtask = outcome.xtask.command();
                     if outcome.xtask == crate::init::Xtask::NeedsLine {

@@ -120,9 +120,10 @@ pub(crate) mod client {
         }
         eprintln!("listing [upstream.{name}] …");
         let tools = list(root, upstream).map_err(|e| format!("[upstream.{name}]: {e}"))?;
-        let pinned = upstream::pin_module(name, name, &tools, existing).map_err(|e| e.to_string())?;
+        let mut pinned = upstream::pin_module(name, name, &tools, existing).map_err(|e| e.to_string())?;
         std::fs::create_dir_all(root.join(&config.specs)).and_then(|()| std::fs::write(&path, &pinned.yaml)).map_err(|e| format!("cannot write `{rel}`: {e}"))?;
-        let report = Report { findings: pinned.findings, sources: Default::default() };
+        let sources = pinned.written_to(name, &rel);
+        let report = Report { findings: std::mem::take(&mut pinned.findings), sources };
         if !report.findings.is_empty() {
             print!("{}", report::render(&report, Format::Human));
         }

@@ -130,7 +130,8 @@ pub fn category_of(tool: &Value) -> (Category, Hints, Vec<&'static str>) {
 pub struct ImportOptions<'a> {
     /// Write an upstream module of this `[upstream.*]` server (DESIGN §12):
     /// `upstream:`, each capability's `pin` (and `tool` where its name is
-    /// not the tool's), every capability `deferred: true`.
+    /// not the tool's), `deferred: true` when the server lists more than
+    /// [`DEFER_ABOVE`] tools.
     pub upstream: Option<&'a str>,
     /// The module as the project has it (`--update`): its description, and
     /// for each tool it already pins, the capability's name, category,
@@ -205,7 +206,7 @@ pub fn import_with(module: &str, tools: &[(String, Value)], options: ImportOptio
                 &file,
                 Pos::default(),
                 format!("tool `{name}`: its {key} hint cannot be expressed by category `{category}` and is dropped"),
-            ));
+            ).for_capability(name));
         }
         entry.insert("category".into(), Value::String(category.as_str().into()));
         entry.insert("description".into(), Value::String(description.into()));
@@ -219,7 +220,9 @@ pub fn import_with(module: &str, tools: &[(String, Value)], options: ImportOptio
             if let Some(schema) = obj.get(from) {
                 let mut schema = schema.clone();
                 strip_unsupported(&mut schema, "", &mut |key, at| {
-                    out.findings.push(Finding::warning(IMPORT_KEYWORD, &file, Pos::default(), format!("tool `{name}`: dropped unsupported keyword `{key}` at `{at}`")));
+                    out.findings.push(
+                        Finding::warning(IMPORT_KEYWORD, &file, Pos::default(), format!("tool `{name}`: dropped unsupported keyword `{key}` at `{at}` of its {from}")).for_capability(name),
+                    );
                 });
                 if to == "input" && schema.get("type").is_none() {
                     schema.as_object_mut().map(|m| m.insert("type".into(), Value::String("object".into())));
@@ -228,7 +231,7 @@ pub fn import_with(module: &str, tools: &[(String, Value)], options: ImportOptio
             }
         }
         if options.upstream.is_some() {
-            upstream_entry(&mut entry, tool, tool_name, options.keep);
+            upstream_entry(&mut entry, tool, tool_name, options.keep, tools.len() > DEFER_ABOVE);
         }
         out.capabilities.push(entry["name"].as_str().unwrap_or(name).to_string());
         entries.push(Value::Object(entry));
@@ -238,10 +241,42 @@ pub fn import_with(module: &str, tools: &[(String, Value)], options: ImportOptio
         None => format!("Tools imported from an MCP server ({} tools).", entries.len()),
     };
     out.yaml = render_yaml(module, &description, options.upstream, &entries);
+    // What was dropped is shown where its capability is in the written file.
+    for f in out.findings.iter_mut().filter(|f| f.rule == IMPORT_KEYWORD) {
+        let at = f.capability.as_deref().and_then(|c| capability_line(&out.yaml, c));
+        if let Some(line) = at {
+            f.file = format!("{module}.yaml");
+            f.line = line;
+            f.column = 5;
+        }
+    }
     // The result must load cleanly; anything else is reported, not hidden.
     let loaded = load::load_files(vec![SpecFile { path: format!("{module}.yaml"), bytes: out.yaml.clone().into_bytes() }]);
     out.findings.extend(loaded.findings);
     Ok(out)
+}
+
+/// The 1-based line of `- name: <name>` in a written module file.
+fn capability_line(yaml: &str, name: &str) -> Option<u32> {
+    let quoted = format!("\"{name}\"");
+    yaml.lines()
+        .position(|l| l.trim_start().strip_prefix("- name: ").is_some_and(|n| n == name || n == quoted))
+        .map(|i| i as u32 + 1)
+}
+
+impl Imported {
+    /// Point the findings located in the written module file at `path`
+    /// (where it was written, relative to the root), and the report's
+    /// source for them.
+    pub fn written_to(&mut self, module: &str, path: &str) -> crate::source::Sources {
+        let name = format!("{module}.yaml");
+        for f in self.findings.iter_mut().filter(|f| f.file == name) {
+            f.file = path.to_string();
+        }
+        let mut sources = crate::source::Sources::default();
+        sources.insert(path, self.yaml.clone());
+        sources
+    }
 }
 
 /// JavaScript's largest safe integer: zod writes ± it as the bounds of every
@@ -269,6 +304,7 @@ pub(crate) fn strip_unsupported(schema: &mut Value, pointer: &str, dropped: &mut
         map.insert("anyOf".into(), Value::Array(types.into_iter().map(|t| serde_json::json!({ "type": t })).collect()));
     }
     fold_nullable(map);
+    open_nullable(map);
     let integer = map.get("type").is_some_and(|t| t == "integer" || t.as_array().is_some_and(|ts| ts.iter().any(|t| t == "integer")));
     for (exclusive, inclusive, step) in [("exclusiveMinimum", "minimum", 1.0), ("exclusiveMaximum", "maximum", -1.0)] {
         let Some(bound) = map.get(exclusive).and_then(Value::as_f64) else { continue };
@@ -334,6 +370,42 @@ pub(crate) fn strip_unsupported(schema: &mut Value, pointer: &str, dropped: &mut
     }
 }
 
+/// `nullable: true` (OpenAPI 3.0's form, which older rmcp and schemars
+/// 0.8's `option_nullable` emit) → the same union with `null` that `anyOf
+/// [T, {type: null}]` is: `null` joins the `type` and an `enum`, a `$ref`
+/// or `anyOf` gains a `null` variant. Without a type the schema already
+/// admits `null`. `nullable: false` says nothing. Either way the keyword
+/// goes, and nothing it allowed is lost.
+fn open_nullable(map: &mut Map<String, Value>) {
+    let Some(nullable) = map.remove("nullable") else { return };
+    if nullable != Value::Bool(true) {
+        return;
+    }
+    let null = Value::String("null".into());
+    if let Some(Value::Array(values)) = map.get_mut("enum") {
+        if !values.contains(&Value::Null) {
+            values.push(Value::Null);
+        }
+    }
+    match map.get_mut("type") {
+        Some(Value::String(t)) if t != "null" => {
+            let t = Value::String(std::mem::take(t));
+            map.insert("type".into(), Value::Array(vec![t, null]));
+        }
+        Some(Value::Array(types)) if !types.contains(&null) => types.push(null),
+        Some(_) => {}
+        None => {
+            if let Some(reference) = map.remove("$ref") {
+                map.insert("anyOf".into(), serde_json::json!([{ "$ref": reference }, { "type": "null" }]));
+            } else if let Some(Value::Array(variants)) = map.get_mut("anyOf") {
+                variants.push(serde_json::json!({ "type": "null" }));
+            } else if let Some(Value::Array(variants)) = map.get_mut("oneOf") {
+                variants.push(serde_json::json!({ "type": "null" }));
+            }
+        }
+    }
+}
+
 /// `anyOf: [T, {type: null}]` (how Pydantic and zod write an optional value)
 /// → T's keywords here, with `type: [T, "null"]`, when T has one type.
 fn fold_nullable(map: &mut Map<String, Value>) {
@@ -363,8 +435,14 @@ fn fold_nullable(map: &mut Map<String, Value>) {
 /// The spec file: YAML whose scalars and schemas are JSON (JSON is YAML
 /// 1.2), so every string is escaped by a JSON encoder, never by hand.
 /// For an upstream module: the tool's name where the capability's differs,
-/// its pin, and the project's decisions from `keep` (else `deferred`).
-fn upstream_entry(entry: &mut Map<String, Value>, tool: &Value, tool_name: &str, keep: Option<&ModuleSpec>) {
+/// its pin, and the project's decisions from `keep` (else `deferred` when
+/// the server lists more than [`DEFER_ABOVE`] tools).
+/// An upstream server listing more tools than this has them pinned
+/// `deferred` (found by `tool_search`, listed by name only in the catalog);
+/// a smaller one's tools are listed in full (DESIGN §12).
+pub const DEFER_ABOVE: usize = 20;
+
+fn upstream_entry(entry: &mut Map<String, Value>, tool: &Value, tool_name: &str, keep: Option<&ModuleSpec>, defer: bool) {
     let kept = keep.and_then(|m| m.capabilities.iter().find(|c| c.tool.as_deref().unwrap_or(&c.name) == tool_name));
     match kept {
         Some(c) => {
@@ -388,9 +466,10 @@ fn upstream_entry(entry: &mut Map<String, Value>, tool: &Value, tool_name: &str,
                 entry.insert("direct".into(), Value::Bool(true));
             }
         }
-        None => {
+        None if defer => {
             entry.insert("deferred".into(), Value::Bool(true));
         }
+        None => {}
     }
     if entry["name"].as_str() != Some(tool_name) {
         entry.insert("tool".into(), Value::String(tool_name.into()));
@@ -474,10 +553,45 @@ mod tests {
         assert_eq!(out.renamed, [("Bad-Name".to_string(), "bad_name".to_string())]);
         let rules: Vec<&str> = out.findings.iter().map(|f| f.rule.as_str()).collect();
         assert_eq!(rules, [IMPORT_KEYWORD, IMPORT_COLLISION, IMPORT_INVALID, IMPORT_INVALID]);
+        // A dropped keyword is shown at its capability in the written file.
+        let dropped = &out.findings[0];
+        assert_eq!((dropped.file.as_str(), dropped.line), ("mcp.yaml", capability_line(&out.yaml, "ok_tool").unwrap()));
+        assert!(out.yaml.lines().nth(dropped.line as usize - 1).unwrap().ends_with("- name: ok_tool"), "{}", out.yaml);
+        assert_eq!(dropped.message, "tool `ok_tool`: dropped unsupported keyword `propertyNames` at `/properties/tags/propertyNames` of its inputSchema");
         let loaded = load::load_files(vec![SpecFile { path: "mcp.yaml".into(), bytes: out.yaml.into_bytes() }]);
         assert!(loaded.findings.is_empty(), "{:?}", loaded.findings);
         let cap = loaded.set.modules[0].capabilities.iter().find(|c| c.name == "ok_tool").unwrap();
         assert_eq!(cap.description, "Quote \" and */ and \u{2028} and `${x}`\nsecond line");
+    }
+
+    #[test]
+    fn nullable_true_is_a_union_with_null() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string", "nullable": true},
+                "order": {"type": "string", "enum": ["asc", "desc"], "nullable": true},
+                "entity": {"$ref": "#/$defs/Entity", "nullable": true, "description": "D."},
+                "either": {"anyOf": [{"type": "string"}, {"type": "integer"}], "nullable": true},
+                "any": {"nullable": true},
+                "plain": {"type": "integer", "nullable": false}
+            }
+        });
+        let mut dropped = Vec::new();
+        strip_unsupported(&mut schema, "", &mut |k, at| dropped.push(format!("{k} at {at}")));
+        assert_eq!(dropped, Vec::<String>::new());
+        assert_eq!(
+            schema["properties"],
+            json!({
+                "kind": {"type": ["string", "null"]},
+                // A Rust server's `Option<Order>` takes `null` whatever the enum lists.
+                "order": {"type": ["string", "null"], "enum": ["asc", "desc", null]},
+                "entity": {"anyOf": [{"$ref": "#/$defs/Entity"}, {"type": "null"}], "description": "D."},
+                "either": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
+                "any": {},
+                "plain": {"type": "integer"}
+            })
+        );
     }
 
     #[test]

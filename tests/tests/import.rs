@@ -242,3 +242,42 @@ fn reference_mcp_servers_import_as_they_are() {
     }
     insta::assert_snapshot!(report);
 }
+
+/// What the server accepts, capspec accepts; what it refuses, capspec
+/// refuses: each input schema shape real servers' libraries emit (rmcp 0.x
+/// with schemars 0.8 in both its settings, rmcp with schemars 1.x, zod,
+/// pydantic), imported as a tool and validated as `invoke` validates, over
+/// values whose verdicts JSON Schema gives. `nullable: true` (which the
+/// import used to drop, refusing the `null` the server's own description
+/// asks for) is a union with `null`, as `anyOf [T, null]` is.
+#[test]
+fn imports_keep_the_input_contract_of_real_schema_shapes() {
+    use capspec::__internals::{Objects, Validator};
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join("import/shapes/shapes.json")).unwrap()).unwrap();
+    let mut checked = 0;
+    for shape in doc["shapes"].as_array().unwrap() {
+        let emitter = shape["emitter"].as_str().unwrap();
+        let tool = serde_json::json!({"name": "probe", "description": "A probe.", "inputSchema": shape["schema"]});
+        let imported = import::import("shapes", &[("probe.json".to_string(), tool)]).unwrap();
+        assert_eq!(imported.findings, vec![], "{emitter}: nothing dropped");
+        let loaded = capspec_codegen::load::load_files(vec![capspec_codegen::load::SpecFile { path: "specs/shapes.yaml".into(), bytes: imported.yaml.into_bytes() }]);
+        assert!(loaded.findings.is_empty(), "{emitter}: {:?}", loaded.findings);
+        let schema = capspec_codegen::render::input_schema_json(&loaded.set.modules[0].capabilities[0]);
+        let validator = Validator::compile_with(&schema, Objects::Closed).unwrap_or_else(|e| panic!("{emitter}: {e:?}"));
+        for case in shape["cases"].as_array().unwrap() {
+            let violations = validator.validate(&case["data"]);
+            assert_eq!(violations.is_empty(), case["valid"].as_bool().unwrap(), "{emitter}: {} → {violations:?}\nimported as {schema}", case["data"]);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 30, "{checked}");
+}
+
+/// The verdicts the round trip above holds capspec to are JSON Schema's:
+/// ajv (with OpenAPI's `nullable`) gives every one of them.
+#[test]
+fn the_shapes_verdicts_are_json_schemas() {
+    let shapes = fixtures().join("import/shapes/shapes.json");
+    let Some(said) = capspec_testkit::node_script("shapes.mjs", "ajv", &[shapes.as_os_str()]) else { return };
+    assert_eq!(said, "ajv agrees with all 32 verdicts");
+}

@@ -25,8 +25,28 @@ fn module(yaml: &str) -> ModuleSpec {
 
 const CONFIG: &str = "specs = \"specs\"\n\n[upstream.memory]\ncommand = [\"node\", \"server-memory.js\"]\nstart = \"lazy\"\ntimeout_ms = 5000\n";
 
+/// A server listing more than `DEFER_ABOVE` tools is pinned deferred (found
+/// by `tool_search`); a smaller one, like the memory server's nine, is
+/// listed in full.
 #[test]
-fn the_pinned_module_pins_every_tool_and_defers_it() {
+fn a_server_with_more_than_twenty_tools_is_pinned_deferred_and_a_smaller_one_is_not() {
+    let nine = memory_tools();
+    let m = module(&upstream::pin_module("memory", "memory", &nine, None).unwrap().yaml);
+    assert!(m.capabilities.iter().all(|c| !c.deferred), "nine tools are listed in full");
+    let many: Vec<Value> = (0..=capspec_codegen::import::DEFER_ABOVE)
+        .map(|i| {
+            let mut tool = nine[i % nine.len()].clone();
+            tool["name"] = format!("tool_{i}").into();
+            tool
+        })
+        .collect();
+    assert_eq!(many.len(), 21);
+    let m = module(&upstream::pin_module("memory", "memory", &many, None).unwrap().yaml);
+    assert!(m.capabilities.iter().all(|c| c.deferred), "21 tools are deferred");
+}
+
+#[test]
+fn the_pinned_module_pins_every_tool() {
     let tools = memory_tools();
     let pinned = upstream::pin_module("memory", "memory", &tools, None).unwrap();
     assert!(pinned.findings.is_empty(), "{:?}", pinned.findings);
@@ -37,7 +57,6 @@ fn the_pinned_module_pins_every_tool_and_defers_it() {
         let name = tool["name"].as_str().unwrap();
         let c = m.capabilities.iter().find(|c| c.name == name).unwrap();
         assert_eq!(c.pin.as_deref(), Some(capspec_dialects::pin::pin(tool).as_str()));
-        assert!(c.deferred, "{name}: upstream capabilities are found by tool_search unless the project says otherwise");
         assert_eq!(c.tool, None, "the tool's name is the capability's");
     }
     // Pinning again gives the same bytes.
@@ -68,7 +87,7 @@ fn update_keeps_the_projects_decisions_and_says_what_moved() {
     let read_graph = new.capabilities.iter().find(|c| c.name == "read_graph").unwrap();
     assert_eq!((read_graph.title.as_deref(), read_graph.direct), (Some("Whole graph"), true));
     assert_eq!(new.capabilities.iter().find(|c| c.name == "delete_entities").unwrap().category.as_str(), "write");
-    assert!(new.capabilities.iter().find(|c| c.name == "export_graph").unwrap().deferred);
+    assert!(!new.capabilities.iter().find(|c| c.name == "export_graph").unwrap().deferred, "a new tool of a nine-tool server is listed in full");
     let changes: Vec<String> = upstream::changes(&kept, &new).iter().map(ToString::to_string).collect();
     assert_eq!(changes, ["removed  `open_nodes` (capability `open_nodes`)", "changed  `search_nodes` (capability `search_nodes`): description", "added    `export_graph`"]);
     let Some(Change::Changed { diff, .. }) = upstream::changes(&kept, &new).into_iter().nth(1) else { panic!("a change") };
@@ -136,7 +155,7 @@ fn tool_and_pin_belong_to_upstream_modules_of_configured_servers() {
 }
 
 /// The code surface over the three reference servers pinned together (their
-/// capabilities deferred, as `import mcp --upstream` writes them): what a
+/// capabilities deferred, as a gateway project sets them): what a
 /// model always loads — `execute_code`'s description, the action contract
 /// and the mounted catalog — against the three servers' `tools/list` JSON,
 /// in o200k_base tokens. Goal ≤ 0.25.
@@ -151,7 +170,8 @@ fn the_code_surface_over_three_servers_is_a_fraction_of_their_tools_list() {
         let tools = doc["tools"].as_array().unwrap().clone();
         json_tokens += bpe.encode_ordinary(&serde_json::to_string(&serde_json::json!({ "tools": tools })).unwrap()).len();
         let pinned = upstream::pin_module(module, module, &tools, None).unwrap();
-        files.push(SpecFile { path: format!("specs/{module}.yaml"), bytes: pinned.yaml.into_bytes() });
+        let deferred = pinned.yaml.replace("\n  - name: ", "\n  - deferred: true\n    name: ");
+        files.push(SpecFile { path: format!("specs/{module}.yaml"), bytes: deferred.into_bytes() });
     }
     let loaded = load::load_files(files);
     assert!(loaded.findings.is_empty(), "{:?}", loaded.findings);
