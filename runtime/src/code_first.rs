@@ -41,6 +41,9 @@ pub struct CodeFirst {
     pub title: Option<&'static str>,
     /// MCP hint refinements as written: `("idempotent", true)`, ….
     pub hints: &'static [(&'static str, bool)],
+    /// `#[capability(open)]`: unknown keys in the arguments are accepted
+    /// (else they are refused, as in a YAML spec).
+    pub open: bool,
     /// `module_path!()::Type` of the args struct.
     pub rust_type: &'static str,
     /// Where the derive is written.
@@ -79,6 +82,9 @@ impl CodeFirst {
         });
         if let Some(title) = self.title {
             record["title"] = json!(title);
+        }
+        if self.open {
+            record["open"] = json!(true);
         }
         if !self.hints.is_empty() {
             record["hints"] = self.hints.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>().into();

@@ -240,6 +240,9 @@ proptest! {
             description: t["description"].as_str().unwrap().trim().into(),
             title: None,
             hints: import::category_of(&t).1.set().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            // A tool whose input declares no properties takes any keys: the
+            // derive says so with `open`.
+            open: t["inputSchema"].get("properties").is_none(),
             rust_type: "host::Args".into(),
             file: "src/lib.rs".into(),
             line: 1,

@@ -304,6 +304,7 @@ fn registry_refuses_code_first_specs_the_bindings_do_not_match() {
         description,
         title: None,
         hints: &[],
+        open: false,
         rust_type: "host::Args",
         file: "src/host.rs",
         line: 12,

@@ -43,6 +43,15 @@ pub(crate) fn convert(root: &Path, mut specs: Vec<Exported>) -> Resolved {
             map.remove("$schema");
             map.remove("title");
             map.remove("description");
+            // Closed like a YAML spec's input (declared properties close an
+            // object): a field-less struct declares none, so it says so.
+            // `#[capability(open)]` opens it; a map flattened into the
+            // struct already says what extra keys may hold.
+            match (map.contains_key("additionalProperties"), map.contains_key("properties"), spec.open) {
+                (false, true, true) => drop(map.insert("additionalProperties".into(), Value::Bool(true))),
+                (false, false, false) => drop(map.insert("additionalProperties".into(), Value::Bool(false))),
+                _ => {}
+            }
         }
         let (file, pos, qualified) = (spec.file.clone(), Pos { line: spec.line, column: spec.column }, format!("{}.{}", spec.module, spec.name));
         crate::import::strip_unsupported(&mut schema, "/input", &mut |key, at| {

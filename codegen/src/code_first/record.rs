@@ -33,6 +33,9 @@ pub struct Exported {
     /// The optional MCP hint refinements (`hints(destructive = false, …)`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub hints: std::collections::BTreeMap<String, bool>,
+    /// `#[capability(open)]`: the input accepts unknown keys.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub open: bool,
     /// The args struct's path (`crate_name::module::Type`).
     pub rust_type: String,
     /// Relative to the project root once exported (the derive's `file!()`).

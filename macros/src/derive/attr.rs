@@ -1,7 +1,8 @@
 //! The `#[capability(module = "…", category = "…", description = "…", name = "…",
-//! title = "…", hints(destructive = false, idempotent = true, open_world = true))]`
+//! title = "…", hints(destructive = false, idempotent = true, open_world = true), open)]`
 //! attribute: one slot per key, duplicates and unknown keys rejected where
-//! they are parsed. Whether a hint suits the category is the spec format's
+//! they are parsed. Without `description`, the struct's doc comment is the
+//! description. Whether a hint suits the category is the spec format's
 //! rule, checked by `check` like a YAML spec's.
 
 use proc_macro2::Span;
@@ -11,7 +12,7 @@ use capspec_names::did_you_mean;
 
 use crate::errors::Errors;
 
-pub const KEYS: [&str; 6] = ["module", "category", "description", "name", "title", "hints"];
+pub const KEYS: [&str; 7] = ["module", "category", "description", "name", "title", "hints", "open"];
 /// The keys of `hints(…)`, as in a YAML spec.
 pub const HINT_KEYS: [&str; 3] = ["destructive", "idempotent", "open_world"];
 /// The categories as written in the attribute and as `Category` variants.
@@ -27,6 +28,11 @@ pub struct Attr {
     pub title: Option<syn::LitStr>,
     /// `hints(key = bool, …)`, in the order written.
     pub hints: Vec<(String, bool)>,
+    /// `open`: unknown keys in the arguments are accepted.
+    pub open: bool,
+    /// The keys written, valid or not: a key written with a bad value has
+    /// its one error there, never a second "missing" one.
+    pub written: Vec<&'static str>,
     /// The attribute's path, where missing keys are reported.
     pub span: Span,
 }
@@ -44,6 +50,8 @@ pub fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Attr> {
     }
     let mut values: [Option<syn::LitStr>; 5] = Default::default();
     let mut hints: Option<Vec<(String, bool)>> = None;
+    let mut open = false;
+    let mut written = Vec::new();
     let parsed = attr.parse_nested_meta(|meta| {
         let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
         let Some(slot) = KEYS.iter().position(|k| *k == key) else {
@@ -57,6 +65,19 @@ pub fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Attr> {
             }
             return Ok(());
         };
+        if !written.contains(&KEYS[slot]) {
+            written.push(KEYS[slot]);
+        }
+        if key == "open" {
+            if meta.input.peek(syn::Token![=]) {
+                let _: syn::Expr = meta.value()?.parse()?;
+                errors.push(meta.path.span(), "`open` takes no value: write #[capability(open)] to accept unknown keys in the arguments");
+            } else if open {
+                errors.push(meta.path.span(), "`open` is given twice");
+            }
+            open = true;
+            return Ok(());
+        }
         if key == "hints" {
             if hints.is_some() {
                 errors.push(meta.path.span(), "`hints` is given twice");
@@ -99,5 +120,23 @@ pub fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Attr> {
         errors.push(e.span(), format!("{e}; expected {USAGE}"));
     }
     let [module, category, description, name, title] = values;
-    Some(Attr { module, category, description, name, title, hints: hints.unwrap_or_default(), span: attr.path().span() })
+    let description = if written.contains(&"description") { description } else { doc_comment(&input.attrs) };
+    Some(Attr { module, category, description, name, title, hints: hints.unwrap_or_default(), open, written, span: attr.path().span() })
+}
+
+/// The struct's doc comment as one text (each line's one leading space
+/// dropped, as rustdoc reads it), spanned at its first line; `None` when it
+/// has none or it is blank.
+fn doc_comment(attrs: &[syn::Attribute]) -> Option<syn::LitStr> {
+    let mut lines = Vec::new();
+    let mut span = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
+        if let syn::Meta::NameValue(syn::MetaNameValue { value: syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }), .. }) = &attr.meta {
+            span.get_or_insert(attr.span());
+            let text = s.value();
+            lines.extend(text.split('\n').map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end().to_string()));
+        }
+    }
+    let text = lines.join("\n").trim().to_string();
+    (!text.is_empty()).then(|| syn::LitStr::new(&text, span.unwrap_or_else(Span::call_site)))
 }

@@ -28,6 +28,7 @@ pub fn shape(input: &syn::DeriveInput, errors: &mut Errors) {
 /// Every key present and valid, as a YAML spec would have to be.
 pub fn values(ident: &Ident, attr: &Attr, errors: &mut Errors) {
     match &attr.module {
+        None if attr.written.contains(&"module") => {}
         None => errors.push(attr.span, "missing `module = \"…\"`: the module this capability belongs to"),
         Some(m) => {
             if let Some(problem) = name_problem(&m.value()) {
@@ -36,6 +37,7 @@ pub fn values(ident: &Ident, attr: &Attr, errors: &mut Errors) {
         }
     }
     match &attr.category {
+        None if attr.written.contains(&"category") => {}
         None => errors.push(attr.span, "missing `category`: add category = \"read\" | \"write\" | \"execute\" | \"external\"; there is no default"),
         Some(c) if !CATEGORIES.iter().any(|(k, _)| *k == c.value()) => {
             let hint = did_you_mean(&c.value(), CATEGORIES.iter().map(|(k, _)| *k));
@@ -45,7 +47,8 @@ pub fn values(ident: &Ident, attr: &Attr, errors: &mut Errors) {
         Some(_) => {}
     }
     match &attr.description {
-        None => errors.push(attr.span, "missing `description = \"…\"`: the model reads it to choose the capability"),
+        None if attr.written.contains(&"description") => {}
+        None => errors.push(attr.span, "missing `description = \"…\"` (or a doc comment on the struct): the model reads it to choose the capability"),
         Some(d) if d.value().trim().is_empty() => errors.push(d.span(), "the description is empty; say what the capability does"),
         Some(_) => {}
     }
@@ -78,6 +81,7 @@ pub struct Checked {
     pub variant: &'static str,
     pub title: Option<syn::LitStr>,
     pub hints: Vec<(String, bool)>,
+    pub open: bool,
 }
 
 impl Checked {
@@ -86,6 +90,6 @@ impl Checked {
         let category = attr.category?.value();
         let variant = CATEGORIES.iter().find(|(k, _)| *k == category).map(|(_, v)| *v)?;
         let name = attr.name.map_or_else(|| default_capability_name(&ident.to_string()), |n| n.value());
-        Some(Checked { module: attr.module?, description: attr.description?, name, variant, title: attr.title, hints: attr.hints })
+        Some(Checked { module: attr.module?, description: attr.description?, name, variant, title: attr.title, hints: attr.hints, open: attr.open })
     }
 }

@@ -8,7 +8,7 @@ use quote::{format_ident, quote, quote_spanned};
 use super::check::Checked;
 
 pub fn expand(ident: &Ident, checked: Checked) -> TokenStream {
-    let Checked { module, description, name, variant, title, hints } = checked;
+    let Checked { module, description, name, variant, title, hints, open } = checked;
     let title = match title {
         Some(t) => quote!(::core::option::Option::Some(#t)),
         None => quote!(::core::option::Option::None),
@@ -30,6 +30,7 @@ pub fn expand(ident: &Ident, checked: Checked) -> TokenStream {
                 description: #description,
                 title: #title,
                 hints: &[#(#hints),*],
+                open: #open,
                 rust_type: ::core::concat!(::core::module_path!(), "::", #ident_text),
                 #location
                 input_schema: ::capspec::__private::schema_of::<#ident>,

@@ -16,6 +16,21 @@ struct TagNoteArgs {
 #[capability(module = "notes", category = "read", description = "Count notes.", name = "count_notes")]
 struct Counting {}
 
+/// Pin a note to the top.
+///
+/// Pinned notes are listed first.
+#[derive(Deserialize, JsonSchema, Capability)]
+#[capability(module = "notes", category = "write")]
+struct PinNote {
+    note_id: String,
+}
+
+#[derive(Deserialize, JsonSchema, Capability)]
+#[capability(module = "notes", category = "write", description = "Merge metadata into a note.", open)]
+struct MergeMeta {
+    note_id: String,
+}
+
 #[capability]
 async fn tag_note(_run: &Run, args: TagNoteArgs) -> CapResult<String> {
     Ok(format!("{}#{}", args.title, args.tag))
@@ -32,6 +47,11 @@ fn main() {
     assert!(spec.rust_type.ends_with("::TagNoteArgs"), "{}", spec.rust_type);
     let schema = (spec.input_schema)();
     assert_eq!(schema["properties"]["title"]["description"], "The note's title.");
+    // Without `description`, the doc comment is the description, as rustdoc reads it.
+    let pin = <PinNote as capspec::Capability>::SPEC;
+    assert_eq!(pin.description, "Pin a note to the top.\n\nPinned notes are listed first.");
+    // Closed unless `open`.
+    assert!(!pin.open && <MergeMeta as capspec::Capability>::SPEC.open);
     let declared: Vec<&str> = capspec::__internals::code_first_specs().map(|c| c.name).collect();
     assert!(declared.contains(&"tag_note") && declared.contains(&"count_notes"), "{declared:?}");
     let impls: Vec<(&str, Option<&str>)> = capspec::__internals::registrations().map(|r| (r.name, r.fingerprint)).collect();

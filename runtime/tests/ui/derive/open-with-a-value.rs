@@ -1,0 +1,11 @@
+use capspec::Capability;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema, Capability)]
+#[capability(module = "notes", category = "write", description = "Tag a note.", open = true)]
+struct TagNote {
+    title: String,
+}
+
+fn main() {}
