@@ -159,6 +159,8 @@ impl Replay {
         self.seed
     }
 
+    // The guest's event loop is the one reader (feature `quickjs`).
+    #[cfg(feature = "quickjs")]
     /// Whether the call at `position` was made before: journaled, or the
     /// one the last round asked about.
     pub(crate) fn is_replayed(&self, position: u32) -> bool {
@@ -231,11 +233,15 @@ impl Replay {
         self.progress().journal.entries.insert(position, JournalEntry { micros, ..entry });
     }
 
+    // The guest's event loop is the one reader (feature `quickjs`).
+    #[cfg(feature = "quickjs")]
     /// Whether the call at `position` is waiting on an ask (its promise stays pending).
     pub(crate) fn is_waiting(&self, position: u32) -> bool {
         self.progress().waiting.contains(&position)
     }
 
+    // The guest's event loop is the one reader (feature `quickjs`).
+    #[cfg(feature = "quickjs")]
     /// Whether a call of this round asked: nothing new starts.
     pub(crate) fn is_suspended(&self) -> bool {
         self.progress().suspended.is_some()
