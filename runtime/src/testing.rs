@@ -47,8 +47,21 @@ pub fn run(mode: Mode, approver: Arc<ScriptedApprover>, session: &SessionAllow) 
     Run::new(Gate::new(mode, approver, session.clone()))
 }
 
-/// Drive a future to completion on the current thread.
+/// Drive a future to completion on the current thread, as a test calls an
+/// impl: on a tokio runtime of its own (with every driver tokio was built
+/// with, so impls that sleep, read files or spawn work), or, inside a
+/// runtime already (`#[tokio::test]`), by polling it on this thread, where
+/// the runtime's context stays current.
 pub fn block_on<F: Future>(future: F) -> F::Output {
+    if tokio::runtime::Handle::try_current().is_err() {
+        if let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            return runtime.block_on(future);
+        }
+    }
+    poll_here(future)
+}
+
+fn poll_here<F: Future>(future: F) -> F::Output {
     struct ThreadWaker(std::thread::Thread);
     impl Wake for ThreadWaker {
         fn wake(self: Arc<Self>) {
@@ -63,5 +76,29 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
             Poll::Ready(v) => return v,
             Poll::Pending => std::thread::park(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    /// An impl's body as users write it: tokio's timer and blocking pool.
+    async fn uses_tokio() -> u32 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        tokio::task::spawn_blocking(|| 41).await.unwrap() + 1
+    }
+
+    #[test]
+    fn block_on_runs_futures_that_use_tokio() {
+        assert_eq!(super::block_on(uses_tokio()), 42);
+    }
+
+    #[test]
+    fn block_on_inside_a_runtime_polls_in_its_context() {
+        // Nesting a runtime would panic ("Cannot start a runtime from within a runtime").
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let got = runtime.block_on(async { super::block_on(async { tokio::runtime::Handle::try_current().is_ok() }) });
+        assert!(got, "the future ran in the runtime's context");
     }
 }
