@@ -98,6 +98,9 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
         for left in upstreams.unmounted() {
             eprintln!("capspec serve: module `{}` is not mounted: {}", left.module, left.reason);
         }
+        for line in served_summary(&upstreams.modules(), surface) {
+            eprintln!("capspec serve: {line}");
+        }
         let registry = capspec::Registry::with_forwards(&upstreams.modules(), [], [], upstreams.forwards()).map_err(|e| e.problems.join("\n"))?;
         let guest = capspec::guest::Guest::new(registry.mount_all()).specifier(&targets.specifier).bridge(&targets.bridge);
         let host = with_policies(capspec::mcp::McpHost::new(guest, surface, mode), root, &project, args)?.with_state_key(key)
@@ -107,6 +110,41 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
         upstreams.shutdown().await;
         served
     })
+}
+
+/// What `serve` serves, once at start (on stderr: stdout may be the MCP
+/// channel): per module, which capabilities are listed as tools and which
+/// are deferred (callable by name, found by `tool_search`), so a deferred
+/// module is never a surprise.
+fn served_summary(modules: &[Module], surface: capspec::mcp::Surface) -> Vec<String> {
+    let mut lines = Vec::new();
+    for m in modules {
+        let listed: Vec<&str> = m
+            .specs
+            .iter()
+            .filter(|s| match surface {
+                capspec::mcp::Surface::Tools => !s.deferred,
+                capspec::mcp::Surface::Code => s.direct,
+            })
+            .map(|s| s.wire_name)
+            .collect();
+        let deferred = m.specs.iter().filter(|s| s.deferred).count();
+        let as_tools = match (surface, listed.is_empty()) {
+            (_, true) => "none as its own tool".to_string(),
+            // A long list is cut: `tools/list` has the rest.
+            (_, false) if listed.len() > 8 => format!("{} as tools ({}, …)", listed.len(), listed[..8].join(", ")),
+            (_, false) => format!("{} as tools ({})", listed.len(), listed.join(", ")),
+        };
+        let rest = match surface {
+            capspec::mcp::Surface::Code => "every one callable from `execute_code`".to_string(),
+            capspec::mcp::Surface::Tools if deferred == 0 => "none deferred".to_string(),
+            capspec::mcp::Surface::Tools => format!(
+                "{deferred} deferred: callable by name and found by `tool_search`, not listed (the module file's `deferred: false` lists one)"
+            ),
+        };
+        lines.push(format!("module `{}` ({} capabilities): {as_tools}; {rest}", m.name, m.specs.len()));
+    }
+    lines
 }
 
 /// The host with the project's policies on every run (`[policy] dir`);
@@ -171,5 +209,46 @@ fn spec(values: &SpecConst) -> Spec {
         aliases: Vec::leak(values.aliases.iter().map(|a| leak(a)).collect()),
         deprecated: values.deprecated.as_deref().map(leak),
         fingerprint: leak(&values.fingerprint),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &'static str, deferred: bool, direct: bool) -> Spec {
+        Spec {
+            module: "m",
+            name,
+            wire_name: name,
+            title: None,
+            annotations: Annotations { read_only: true, destructive: false, idempotent: true, open_world: false },
+            category: Category::Read,
+            description: "D.",
+            summary: "D.",
+            signature: "",
+            input_schema: "{}",
+            output_schema: None,
+            user_message: None,
+            deferred,
+            direct,
+            aliases: &[],
+            deprecated: None,
+            fingerprint: "",
+        }
+    }
+
+    #[test]
+    fn the_summary_says_what_is_listed_and_what_is_deferred() {
+        let specs: &'static [Spec] = Vec::leak(vec![spec("read_graph", false, true), spec("search_nodes", true, false), spec("open_nodes", true, false)]);
+        let modules = [Module { name: "memory", description: "M.", specs, facade: "", catalog: "" }];
+        assert_eq!(
+            served_summary(&modules, capspec::mcp::Surface::Tools),
+            ["module `memory` (3 capabilities): 1 as tools (read_graph); 2 deferred: callable by name and found by `tool_search`, not listed (the module file's `deferred: false` lists one)"]
+        );
+        assert_eq!(
+            served_summary(&modules, capspec::mcp::Surface::Code),
+            ["module `memory` (3 capabilities): 1 as tools (read_graph); every one callable from `execute_code`"]
+        );
     }
 }
