@@ -2,7 +2,9 @@
 // against `agent-host serve --http`. Run by
 // examples/agent-host/tests/conformance.rs:
 //
-//   node conformance.mjs <agent-host binary> <scratch dir>
+//   node conformance.mjs <agent-host binary> <scratch dir> [more serve flags…]
+//
+// (`--app` serves the endpoint inside an axum app with routes of its own.)
 //
 // The suite's client sends no bearer token, and capspec's HTTP server has
 // no unscoped session, so a loopback proxy adds `Authorization` the way a
@@ -16,7 +18,7 @@ import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const [binary, scratch] = process.argv.slice(2);
+const [binary, scratch, ...extra] = process.argv.slice(2);
 mkdirSync(scratch, { recursive: true });
 
 // The scenarios of features capspec's server has: the lifecycle, ping,
@@ -28,7 +30,7 @@ const SCENARIOS = ["server-initialize", "ping", "tools-list", "resources-list", 
 const token = `t-${Math.random().toString(36).slice(2)}`;
 const tokenFile = join(scratch, "token");
 writeFileSync(tokenFile, `${token}\n`);
-const server = spawn(binary, ["serve", "--http", "127.0.0.1:0", "--token-file", tokenFile, "--surface", "tools", "--mode", "plan", "--workspace", join(scratch, "ws")], { stdio: ["ignore", "ignore", "pipe"] });
+const server = spawn(binary, ["serve", "--http", "127.0.0.1:0", "--token-file", tokenFile, "--surface", "tools", "--mode", "plan", "--workspace", join(scratch, "ws"), ...extra], { stdio: ["ignore", "ignore", "pipe"] });
 const target = await new Promise((resolve, reject) => {
   let text = "";
   server.stderr.on("data", (chunk) => {

@@ -96,6 +96,11 @@ enum Command {
         /// token or not, so a web page cannot reach the server through DNS rebinding.
         #[arg(long, value_name = "ORIGIN", requires = "http")]
         allowed_origin: Vec<String>,
+        /// Serve the MCP endpoint inside an HTTP app with routes of its own (`GET
+        /// /health`), as a host does with `capspec::mcp::router`: same admission, same
+        /// protocol, one port.
+        #[arg(long, requires = "http")]
+        app: bool,
         /// A file holding the key that seals the `requestState` of a 2026-07-28
         /// approval round: its bytes as they are, at least 32 (make one with
         /// `head -c 32 /dev/urandom > FILE`); instances serving one client behind a load
@@ -288,7 +293,7 @@ fn main() -> ExitCode {
             print!("{}", mounted.catalog());
             ExitCode::SUCCESS
         }
-        Command::Serve { http, token_file, oauth_issuer, resource, groups_claim, jwks_file, allowed_origin, state_key_file, state_ttl, max_rounds, max_state_bytes, surface, upstreams, session } => {
+        Command::Serve { http, token_file, oauth_issuer, resource, groups_claim, jwks_file, allowed_origin, app, state_key_file, state_ttl, max_rounds, max_state_bytes, surface, upstreams, session } => {
             let key = match state_key_file.as_deref().map(capspec::mcp::StateKey::read_file).transpose() {
                 Ok(key) => key.unwrap_or_else(capspec::mcp::StateKey::random).with_ttl(std::time::Duration::from_secs(state_ttl)),
                 Err(e) => {
@@ -304,9 +309,22 @@ fn main() -> ExitCode {
                 }
                 (None, None) => None,
             };
-            serve(Mount { mounted, upstreams }, http.zip(auth), allowed_origin, (key, bounds), surface, &session)
+            serve(Mount { mounted, upstreams }, http.zip(auth).map(|(addr, auth)| (addr, auth, app)), allowed_origin, (key, bounds), surface, &session)
         }
     }
+}
+
+/// `serve --app`: the app's own route and capspec's endpoint, merged into
+/// one axum app, as a host that already has an HTTP app serves MCP.
+async fn serve_app(host: capspec::mcp::McpHost, addr: std::net::SocketAddr, auth: capspec::mcp::HttpAuth, allowed_origins: Vec<String>) -> std::io::Result<()> {
+    let options = capspec::mcp::HttpOptions::with_auth(auth.load().await?).with_allowed_origins(allowed_origins);
+    let endpoint = capspec::mcp::McpEndpoint::new(host, options);
+    let app = axum::Router::new().route("/health", axum::routing::get(|| async { "ok\n" })).merge(capspec::mcp::router(endpoint));
+    let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| std::io::Error::other(format!("cannot listen on {addr}: {e}")))?;
+    let at = listener.local_addr()?;
+    eprintln!("agent-host: serving MCP at http://{at}{}", capspec::mcp::MCP_PATH);
+    eprintln!("agent-host: the app's own route: http://{at}/health");
+    axum::serve(listener, app).await
 }
 
 /// What `serve` mounts: the Rust modules, and the upstream modules of a
@@ -321,7 +339,7 @@ struct Mount {
 #[allow(clippy::too_many_arguments)]
 fn serve(
     mount: Mount,
-    http: Option<(std::net::SocketAddr, capspec::mcp::HttpAuth)>,
+    http: Option<(std::net::SocketAddr, capspec::mcp::HttpAuth, bool)>,
     allowed_origins: Vec<String>,
     (state_key, bounds): (capspec::mcp::StateKey, capspec::mcp::ReplayBounds),
     surface: capspec::mcp::Surface,
@@ -351,12 +369,12 @@ fn serve(
     let host = capspec::mcp::McpHost::new(capspec::guest::Guest::new(mounted), surface, options.mode)
         .prepare_run(move |gate| with_policies(Run::new(gate).with(workspace.clone()).with(memory.clone()).with(for_runs.clone()), &policies));
     let host = host.with_state_key(state_key).with_replay_bounds(bounds).with_unmounted(upstreams.iter().flat_map(|u| u.unmounted().to_vec()));
-    let listen = match http {
-        None => capspec::mcp::Listen::Stdio,
-        Some((addr, auth)) => capspec::mcp::Listen::Http { addr, auth, allowed_origins },
-    };
     let served = runtime.block_on(async move {
-        let served = capspec::mcp::serve(host, listen, "agent-host").await;
+        let served = match http {
+            None => capspec::mcp::serve(host, capspec::mcp::Listen::Stdio, "agent-host").await,
+            Some((addr, auth, true)) => serve_app(host, addr, auth, allowed_origins).await,
+            Some((addr, auth, false)) => capspec::mcp::serve(host, capspec::mcp::Listen::Http { addr, auth, allowed_origins }, "agent-host").await,
+        };
         if let Some(upstreams) = upstreams {
             upstreams.shutdown().await;
         }

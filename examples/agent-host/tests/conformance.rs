@@ -10,9 +10,22 @@ use capspec_testkit::{TempDir, node_script};
 
 #[test]
 fn the_official_conformance_suite_passes_every_applicable_server_scenario() {
+    conformance(&[]);
+}
+
+/// The same scenarios against the endpoint merged into an axum app that
+/// serves a route of its own (`serve --app`, `capspec::mcp::router`).
+#[test]
+fn the_official_conformance_suite_passes_against_the_endpoint_inside_an_app() {
+    conformance(&["--app"]);
+}
+
+fn conformance(extra: &[&str]) {
     let scratch = TempDir::new("mcp-conformance");
     let binary = env!("CARGO_BIN_EXE_agent-host");
-    let Some(last) = node_script("conformance.mjs", "@modelcontextprotocol/conformance", &[binary.as_ref(), scratch.path().as_os_str()]) else { return };
+    let mut args: Vec<&std::ffi::OsStr> = vec![binary.as_ref(), scratch.path().as_os_str()];
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    let Some(last) = node_script("conformance.mjs", "@modelcontextprotocol/conformance", &args) else { return };
     let summary: serde_json::Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("no JSON summary ({e}): {last}"));
     for scenario in ["server-initialize", "ping", "tools-list", "resources-list", "server-sse-multiple-streams", "dns-rebinding-protection"] {
         let passed = summary["scenarios"][scenario].as_str().unwrap_or_else(|| panic!("{scenario} did not run: {summary}"));

@@ -50,6 +50,21 @@ fn the_python_sdk_client_works_over_stdio_and_http_and_approves_through_input_re
     eprintln!("scale-out: {}", summary["scale_out"]);
 }
 
+/// The endpoint inside a host's own HTTP app (`serve --app`: an axum app
+/// with its own `/health`, capspec's `capspec::mcp::router` merged in), with
+/// Python's client (tests/py/app_e2e.py): the app's route answers, the
+/// endpoint still refuses a request without the token, and the client lists,
+/// reads and is refused a write in plan mode, on 2026-07-28.
+#[test]
+fn the_python_sdk_client_works_against_the_endpoint_inside_an_app() {
+    let Some((summary, text)) = python_script("app_e2e.py") else { return };
+    assert_eq!(summary["health"], "ok", "{text}");
+    assert_eq!(summary["without_token"], 401, "{text}");
+    assert_eq!(summary["read"], "hi from the app\n", "{text}");
+    assert_eq!(summary["write"], "blocked_in_plan_mode", "{text}");
+    assert_eq!(summary["protocol"], "2026-07-28", "{text}");
+}
+
 /// Code mode on 2026-07-28 (tests/py/code_mode_e2e.py): an action that asks
 /// is resumed by replay, with the client's default settings, over stdio,
 /// over HTTP and across two instances behind a round robin; every write

@@ -37,4 +37,6 @@ pub use resume::{MAX_ROUNDS, MAX_STATE_BYTES, ReplayBounds};
 pub use state_key::{STATE_TTL, StateKey};
 pub use server::{McpHost, McpSession, PrepareRun, Surface};
 pub use tools::{CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE, META_ERROR};
-pub use transport::{Auth, HttpAuth, HttpOptions, Listen, MCP_PATH, serve, serve_http, serve_stdio};
+pub use transport::{Auth, HttpAuth, HttpOptions, Listen, MCP_PATH, McpEndpoint, serve, serve_http, serve_stdio};
+#[cfg(feature = "axum")]
+pub use transport::router;

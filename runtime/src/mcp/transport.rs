@@ -15,7 +15,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
-use super::server::McpHost;
+use super::server::{McpHost, McpSession};
 
 /// Serve one session over stdin/stdout until the client closes it.
 pub async fn serve_stdio(host: McpHost) -> std::io::Result<()> {
@@ -155,8 +155,9 @@ pub enum HttpAuth {
 }
 
 impl HttpAuth {
-    /// Read the token file, or find the issuer's keys.
-    async fn load(self) -> std::io::Result<Auth> {
+    /// Read the token file, or find the issuer's keys: what an
+    /// [`McpEndpoint`]'s [`HttpOptions`] take.
+    pub async fn load(self) -> std::io::Result<Auth> {
         match self {
             HttpAuth::TokenFile(token_file) => {
                 let token = std::fs::read_to_string(&token_file)
@@ -195,40 +196,123 @@ pub const MCP_PATH: &str = "/mcp";
 /// connection is served on its own task; each MCP session gets a fresh
 /// [`McpSession`](super::server::McpSession) and so its own approvals.
 pub async fn serve_http(host: McpHost, listener: TcpListener, options: HttpOptions) -> std::io::Result<()> {
-    // The body limit is enforced (413) before rmcp sees the request.
-    let config = StreamableHttpServerConfig::default()
-        .with_max_request_body_bytes(options.max_body_bytes.saturating_add(1))
-        .with_sse_keep_alive(None)
-        .disable_allowed_hosts();
-    let sessions = host.clone();
-    let mcp = StreamableHttpService::new(move || Ok(sessions.session()), Arc::new(LocalSessionManager::default()), config);
-    let admission = Arc::new(Admission {
-        auth: options.auth,
-        host,
-        max_body: options.max_body_bytes,
-        allowed_origins: options.allowed_origins.iter().map(|o| normalize_origin(o)).collect(),
-    });
+    let endpoint = McpEndpoint::new(host, options);
     loop {
         let (stream, _) = listener.accept().await?;
         // Small JSON-RPC replies go out at once, not after the peer's ACK.
         let _ = stream.set_nodelay(true);
-        let mcp = mcp.clone();
-        let admission = admission.clone();
+        let endpoint = endpoint.clone();
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-                let mut mcp = mcp.clone();
-                let admission = admission.clone();
-                async move { Ok::<_, Infallible>(admit(&mut mcp, &admission, request).await) }
-            });
+            let service = hyper::service::service_fn(move |request: Request<Incoming>| endpoint.clone().respond(request));
             // A connection that fails (the client went away) ends only itself.
             let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
         });
     }
 }
 
+/// The Streamable HTTP endpoint as a [`tower_service::Service`], for a host
+/// that serves MCP inside its own HTTP app, beside its own routes: every
+/// request is admitted as [`serve_http`] admits it (the Origin check, the
+/// shared token or OAuth 2.1 with its metadata, the body limit, both
+/// protocol revisions), then served by a session of `host`.
+///
+/// The endpoint answers at one path ([`MCP_PATH`] unless
+/// [`McpEndpoint::at`] says otherwise) and, with OAuth, at the protected
+/// resource metadata's well-known paths; the host routes those paths to it
+/// without stripping them (with axum, `route_service`, or [`router`] behind
+/// the feature `axum`). Any other path is a 404.
+#[derive(Clone)]
+pub struct McpEndpoint {
+    mcp: StreamableHttpService<McpSession, LocalSessionManager>,
+    admission: Arc<Admission>,
+}
+
+impl McpEndpoint {
+    /// The endpoint of `host` at [`MCP_PATH`], admitting requests as `options` say.
+    pub fn new(host: McpHost, options: HttpOptions) -> McpEndpoint {
+        // The body limit is enforced (413) before rmcp sees the request.
+        let config = StreamableHttpServerConfig::default()
+            .with_max_request_body_bytes(options.max_body_bytes.saturating_add(1))
+            .with_sse_keep_alive(None)
+            .disable_allowed_hosts();
+        let sessions = host.clone();
+        let mcp = StreamableHttpService::new(move || Ok(sessions.session()), Arc::new(LocalSessionManager::default()), config);
+        let admission = Arc::new(Admission {
+            auth: options.auth,
+            host,
+            max_body: options.max_body_bytes,
+            allowed_origins: options.allowed_origins.iter().map(|o| normalize_origin(o)).collect(),
+            path: MCP_PATH.to_string(),
+        });
+        McpEndpoint { mcp, admission }
+    }
+
+    /// This endpoint answering at `path` (`/api/mcp`, say) instead of [`MCP_PATH`].
+    pub fn at(mut self, path: &str) -> McpEndpoint {
+        let mut admission = Admission::clone(&self.admission);
+        admission.path = path.to_string();
+        self.admission = Arc::new(admission);
+        self
+    }
+
+    /// The path it answers at.
+    pub fn path(&self) -> &str {
+        &self.admission.path
+    }
+
+    /// Answer one request.
+    async fn respond<B>(self, request: Request<B>) -> Result<Response<Body>, Infallible>
+    where
+        B: http_body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: std::fmt::Display,
+    {
+        let mut mcp = self.mcp;
+        Ok(admit(&mut mcp, &self.admission, request).await)
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for McpEndpoint
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: std::fmt::Display,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        Box::pin(self.clone().respond(request))
+    }
+}
+
+/// An `axum::Router` serving `endpoint` at its path and, with OAuth, the
+/// protected resource metadata at its well-known paths: merge it into the
+/// host's app (`Router::new().route("/health", …).merge(router(endpoint))`).
+#[cfg(feature = "axum")]
+pub fn router<S: Clone + Send + Sync + 'static>(endpoint: McpEndpoint) -> axum::Router<S> {
+    let path = endpoint.path().to_string();
+    let router = axum::Router::new().route_service(&path, endpoint.clone());
+    #[cfg(feature = "oauth")]
+    let router = if matches!(endpoint.admission.auth, Auth::OAuth(_)) {
+        router
+            .route_service(super::oauth::METADATA_PATH, endpoint.clone())
+            .route_service(&format!("{}{path}", super::oauth::METADATA_PATH), endpoint)
+    } else {
+        router
+    };
+    router
+}
+
 type Body = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
 /// What every request is checked against before rmcp sees it.
+#[derive(Clone)]
 struct Admission {
     auth: Auth,
     /// The tools' categories, for a token's scopes.
@@ -237,19 +321,24 @@ struct Admission {
     max_body: usize,
     /// Normalized (see [`normalize_origin`]).
     allowed_origins: Vec<String>,
+    /// The MCP endpoint's path.
+    path: String,
 }
 
 /// Check the origin, the path, the token, the body's size and that it is
 /// JSON-RPC, then hand the request to rmcp.
-async fn admit<S>(mcp: &mut S, admission: &Admission, request: Request<Incoming>) -> Response<Body>
+async fn admit<S, B>(mcp: &mut S, admission: &Admission, request: Request<B>) -> Response<Body>
 where
     S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Body>, Error = Infallible>,
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: std::fmt::Display,
 {
     let max_body = admission.max_body;
     #[cfg(feature = "oauth")]
     if let Auth::OAuth(server) = &admission.auth {
         let path = request.uri().path();
-        if request.method() == http::Method::GET && (path == super::oauth::METADATA_PATH || path.strip_prefix(super::oauth::METADATA_PATH) == Some(MCP_PATH)) {
+        if request.method() == http::Method::GET && (path == super::oauth::METADATA_PATH || path.strip_prefix(super::oauth::METADATA_PATH) == Some(admission.path.as_str())) {
             // Public, and read by browser-based clients: any origin.
             let mut response = Response::new(Full::new(Bytes::from(server.metadata().to_string())).boxed());
             response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
@@ -263,8 +352,8 @@ where
             "forbidden: the request's Origin (or Host) is neither loopback nor an origin the server allows (--allowed-origin)",
         );
     }
-    if request.uri().path() != MCP_PATH {
-        return plain(StatusCode::NOT_FOUND, &format!("not found: the MCP endpoint is {MCP_PATH}"));
+    if request.uri().path() != admission.path {
+        return plain(StatusCode::NOT_FOUND, &format!("not found: the MCP endpoint is {}", admission.path));
     }
     let authorization = request.headers().get(http::header::AUTHORIZATION).map(|v| v.as_bytes());
     // Who calls (DESIGN §13): the holder of the shared token, or the
@@ -325,7 +414,7 @@ where
 
 enum BodyProblem {
     TooLarge,
-    Unreadable(hyper::Error),
+    Unreadable(String),
 }
 
 /// How much of an oversized body is read and dropped before answering 413,
@@ -334,18 +423,24 @@ const DRAIN_LIMIT: usize = 16 * 1024 * 1024;
 
 /// The whole body when it has at most `max` bytes. An oversized body is
 /// read on (and dropped) up to [`DRAIN_LIMIT`] more bytes, then refused.
-async fn read_body(mut body: Incoming, max: usize) -> Result<Bytes, BodyProblem> {
+async fn read_body<B>(body: B, max: usize) -> Result<Bytes, BodyProblem>
+where
+    B: http_body::Body,
+    B::Error: std::fmt::Display,
+{
+    let mut body = std::pin::pin!(body);
     let mut kept = Vec::new();
     let mut seen = 0usize;
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(BodyProblem::Unreadable)?;
-        let Ok(data) = frame.into_data() else { continue };
-        seen = seen.saturating_add(data.len());
+        let frame = frame.map_err(|e| BodyProblem::Unreadable(e.to_string()))?;
+        let Ok(mut data) = frame.into_data() else { continue };
+        let len = bytes::Buf::remaining(&data);
+        seen = seen.saturating_add(len);
         if seen > max.saturating_add(DRAIN_LIMIT) {
             break;
         }
         if seen <= max {
-            kept.extend_from_slice(&data);
+            kept.extend_from_slice(&bytes::Buf::copy_to_bytes(&mut data, len));
         }
     }
     if seen > max { Err(BodyProblem::TooLarge) } else { Ok(Bytes::from(kept)) }
