@@ -64,7 +64,7 @@ fn python(args: &[&str]) -> Option<serde_json::Value> {
     }
     let out = Command::new(venv).arg(repo_root().join("tests/py/migrate_e2e.py")).args(args).output().unwrap();
     let said = ok(out, "the Python client");
-    Some(serde_json::from_str(said.lines().filter(|l| l.starts_with('{')).last().unwrap()).unwrap())
+    Some(serde_json::from_str(said.lines().rfind(|l| l.starts_with('{')).unwrap()).unwrap())
 }
 
 fn assert_notes(summary: &serde_json::Value) {
