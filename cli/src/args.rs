@@ -116,8 +116,8 @@ pub(crate) enum AuthCommand {
     Login {
         /// The server, as `[upstream.NAME]` names it in capspec.toml.
         name: String,
-        /// Print the authorization URL instead of opening a browser (on a machine without
-        /// one, open it elsewhere; the redirect must still reach this machine's loopback).
+        /// Do not try to open a browser: only print the authorization URL (which is always
+        /// printed), to open elsewhere; the redirect must still reach this machine's loopback.
         #[arg(long)]
         no_browser: bool,
         #[command(flatten)]

@@ -56,8 +56,17 @@ mod live {
                     }
                     eprintln!("waiting for the authorization server to redirect to this machine …");
                 }));
-                let login = login.map_err(|e| format!("[upstream.{name}]: {e}"))?;
-                println!("logged in to [upstream.{name}]: {}", describe(&login));
+                let logged_in = login.map_err(|e| format!("[upstream.{name}]: {e}"))?;
+                println!("logged in to [upstream.{name}]: {}", describe(&logged_in.login));
+                for (client, revoked) in &logged_in.replaced {
+                    let token = match revoked {
+                        oauth::Revoked::Yes => "its refresh token revoked".to_string(),
+                        oauth::Revoked::NoToken => "it kept no refresh token".to_string(),
+                        oauth::Revoked::NotOffered => "the authorization server offers no revocation, so its refresh token lives until it expires there".to_string(),
+                        oauth::Revoked::Failed(why) => format!("its refresh token could not be revoked: {why}"),
+                    };
+                    println!("replaced the earlier log-in (client {client}): {token}");
+                }
                 Ok(0)
             }
             AuthCommand::Status { root } => {

@@ -331,3 +331,115 @@ fn an_authorization_server_that_is_down_is_unreachable_not_a_reason_to_log_in_ag
     assert!(!finding["message"].as_str().unwrap().contains("auth login"), "the log-in is kept, not blamed: {report:#}");
     assert_eq!(user.credential_files().len(), 1, "the stored log-in is kept");
 }
+
+/// Logging in again replaces the earlier log-in: one log-in per upstream,
+/// the earlier client's refresh token revoked at the authorization
+/// server (RFC 7009), and `status` shows the new one.
+#[test]
+fn logging_in_again_replaces_the_earlier_log_in_and_revokes_its_refresh_token() {
+    let Some(remote) = remote() else { return };
+    let user = User::new(&remote, "relogin", "");
+    let (_, first) = user.login(&remote, None);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    let client = |out: &Output| {
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        said.split(", client ").nth(1).and_then(|rest| rest.split(',').next()).unwrap_or_else(|| panic!("{said}")).to_string()
+    };
+    let first_client = client(&first);
+    for round in 0..2 {
+        let (_, again) = user.login(&remote, None);
+        assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+        let said = String::from_utf8_lossy(&again.stdout).into_owned();
+        assert!(said.contains("replaced the earlier log-in (client ") && said.contains("): its refresh token revoked"), "round {round}: {said}");
+        assert_eq!(user.credential_files().len(), 1, "exactly one log-in is kept: {:?}", user.credential_files());
+        let status = String::from_utf8_lossy(&user.capspec(&["auth", "status"]).stdout).into_owned();
+        assert_eq!(status.lines().count(), 1, "{status}");
+        assert!(status.contains(&format!(", client {}, ", client(&again))), "status shows the newest log-in: {status}\n{said}");
+    }
+    assert!(!user.credential_files().iter().any(|f| std::fs::read_to_string(f).unwrap().contains(&first_client)), "the first client's log-in is gone");
+    assert_eq!(control(&remote, "GET", "stats", &json!({}))["revocations"], 2, "each earlier refresh token was revoked");
+}
+
+/// The grant is revoked while `serve` runs: the call ends
+/// `upstream_unauthorized` naming `auth login`; after the person logs in
+/// again, the running gateway's next calls use the new log-in (also after
+/// its access token expired and was refreshed), with no restart.
+#[test]
+fn a_running_gateway_uses_a_new_log_in_without_a_restart() {
+    let Some(remote) = remote() else { return };
+    let user = User::new(&remote, "relogin-serve", "");
+    let (_, login) = user.login(&remote, None);
+    assert_eq!(login.status.code(), Some(0), "{}", text(&login));
+    assert_eq!(user.capspec(&["import", "mcp", "--upstream", "remote"]).status.code(), Some(0));
+    assert_eq!(user.capspec(&["sync"]).status.code(), Some(0));
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = gateway(&user).await;
+        assert_eq!(shout(&client, "before").await["structuredContent"]["result"], "BEFORE");
+        control(&remote, "POST", "revoke-grants", &json!({}));
+        let refused = shout(&client, "revoked").await;
+        let error = &refused["_meta"]["io.capspec/error"];
+        assert_eq!(error["error"], "upstream_unauthorized", "{refused:#}");
+        assert!(error["message"].as_str().unwrap().contains("log in again with `cargo capspec auth login remote`"), "{refused:#}");
+
+        // Blocking here is fine: the gateway and its client run on the worker threads.
+        let (_, again) = user.login(&remote, None);
+        assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+        let after = shout(&client, "after").await;
+        assert_eq!(after["structuredContent"]["result"], "AFTER", "the next call uses the new log-in: {after:#}");
+        // Past the access token's life (4 s): refreshed as the new client.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let later = shout(&client, "later").await;
+        assert_eq!(later["structuredContent"]["result"], "LATER", "{later:#}");
+        let _ = client.cancel().await;
+    });
+}
+
+/// The authorization server is down when the access token has expired:
+/// the call's error names the authorization server (not the MCP server,
+/// which is up) and carries no Rust type path; the log-in is kept.
+#[test]
+fn an_authorization_server_down_with_an_expired_token_is_named_in_the_calls_error() {
+    let Some(remote) = remote() else { return };
+    let user = User::new(&remote, "idp-down-call", "");
+    let (_, login) = user.login(&remote, None);
+    assert_eq!(login.status.code(), Some(0), "{}", text(&login));
+    assert_eq!(user.capspec(&["import", "mcp", "--upstream", "remote"]).status.code(), Some(0));
+    assert_eq!(user.capspec(&["sync"]).status.code(), Some(0));
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = gateway(&user).await;
+        assert_eq!(shout(&client, "up").await["structuredContent"]["result"], "UP");
+        control(&remote, "POST", "idp-down", &json!({}));
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let failed = shout(&client, "down").await;
+        let error = &failed["_meta"]["io.capspec/error"];
+        let message = error["message"].as_str().unwrap();
+        assert_eq!(error["error"], "upstream_unavailable", "{failed:#}");
+        assert!(message.contains(&format!("its authorization server ({})", remote.issuer)) && message.contains("did not answer"), "{message}");
+        assert!(message.contains("the log-in is kept"), "{message}");
+        assert!(!message.contains("::") && !message.contains("auth login"), "no type path, and no blame on the log-in: {message}");
+        let _ = client.cancel().await;
+    });
+    assert_eq!(user.credential_files().len(), 1, "the stored log-in is kept");
+}
+
+/// `upstream/unauthorized` leads with capspec's advice; the server's own
+/// `WWW-Authenticate` words follow, marked as the server's.
+#[test]
+fn a_refusal_leads_with_capspecs_advice_and_marks_the_servers_words() {
+    let Some(remote) = remote() else { return };
+    let user = User::new(&remote, "advice", "");
+    let (_, login) = user.login(&remote, None);
+    assert_eq!(login.status.code(), Some(0), "{}", text(&login));
+    assert_eq!(user.capspec(&["import", "mcp", "--upstream", "remote"]).status.code(), Some(0));
+    assert_eq!(user.capspec(&["sync"]).status.code(), Some(0));
+    control(&remote, "POST", "refuse", &json!({}));
+    let report = check_upstream(&user);
+    let message = report["findings"][0]["message"].as_str().unwrap().to_string();
+    assert_eq!(report["findings"][0]["rule"], "upstream/unauthorized", "{report:#}");
+    let advice = message.find("log in again with `cargo capspec auth login remote`").unwrap_or_else(|| panic!("{message}"));
+    let quoted = message.find("the server's own words").unwrap_or_else(|| panic!("{message}"));
+    assert!(advice < quoted, "capspec's advice first: {message}");
+    assert!(!message.contains("::"), "{message}");
+}

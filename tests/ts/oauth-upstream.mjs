@@ -17,8 +17,12 @@
 //   pages, then the redirect to the loopback, its `iss` replaced when
 //   given) and answers what the loopback answered; `POST /control/refuse`
 //   makes the server refuse every token from then on; `POST
-//   /control/idp-down` stops the authorization server; `GET /control/stats`
-//   counts the access tokens it accepted and the refresh grants.
+//   /control/idp-down` stops the authorization server; `POST
+//   /control/revoke-grants` makes the server refuse every token of every
+//   client it has seen so far (as when the grant is revoked: refreshing
+//   does not help, a new log-in does); `GET /control/stats` counts the
+//   access tokens it accepted, the refresh grants and the refresh tokens
+//   revoked (RFC 7009, which the authorization server offers).
 //
 // Prints one JSON line on stdout: {issuer, mcp, control}.
 import assert from "node:assert/strict";
@@ -48,7 +52,9 @@ const metadataUrl = `${base}/.well-known/oauth-protected-resource/mcp`;
 // --- the authorization server ---------------------------------------------
 const idp = createServer();
 const issuer = `http://127.0.0.1:${await listen(idp)}`;
-const stats = { accepted: new Set(), refreshes: 0, refusedTokens: 0 };
+const stats = { accepted: new Set(), refreshes: 0, refusedTokens: 0, revocations: 0 };
+const seenClients = new Set();
+const revokedClients = new Set();
 const provider = new Provider(issuer, {
   // One client registered beforehand (`client_id` in capspec.toml); a
   // native client's loopback redirect may use any port (RFC 8252 §7.3).
@@ -64,6 +70,7 @@ const provider = new Provider(issuer, {
   issueRefreshToken: async (ctx, client) => client.grantTypeAllowed("refresh_token"),
   features: {
     registration: { enabled: true },
+    revocation: { enabled: true },
     resourceIndicators: {
       enabled: true,
       defaultResource: () => resource,
@@ -79,6 +86,9 @@ const provider = new Provider(issuer, {
 provider.on("server_error", (ctx, error) => console.error("oidc-provider:", error));
 provider.on("grant.success", (ctx) => {
   if (ctx.oidc.params?.grant_type === "refresh_token") stats.refreshes += 1;
+});
+provider.on("grant.revoked", () => {
+  stats.revocations += 1;
 });
 idp.on("request", provider.callback());
 const keys = createRemoteJWKSet(new URL(`${issuer}/jwks`));
@@ -100,7 +110,12 @@ async function accepted(req) {
   const token = (req.headers.authorization ?? "").match(/^Bearer (.+)$/)?.[1];
   if (!token || refuseAll) return false;
   try {
-    await jwtVerify(token, keys, { issuer, audience: resource });
+    const { payload } = await jwtVerify(token, keys, { issuer, audience: resource });
+    if (revokedClients.has(payload.client_id)) {
+      stats.refusedTokens += 1;
+      return false;
+    }
+    seenClients.add(payload.client_id);
     stats.accepted.add(token);
     return true;
   } catch {
@@ -144,13 +159,17 @@ mcpHttp.on("request", async (req, res) => {
       refuseAll = true;
       return json(res, 200, { refusing: true });
     }
+    if (path === "/control/revoke-grants") {
+      for (const client of seenClients) revokedClients.add(client);
+      return json(res, 200, { revoked: [...revokedClients] });
+    }
     if (path === "/control/idp-down") {
       idp.close();
       idp.closeAllConnections?.();
       return json(res, 200, { idp: "down" });
     }
     if (path === "/control/stats") {
-      return json(res, 200, { accepted: stats.accepted.size, refreshes: stats.refreshes, refused: stats.refusedTokens });
+      return json(res, 200, { accepted: stats.accepted.size, refreshes: stats.refreshes, refused: stats.refusedTokens, revocations: stats.revocations });
     }
     if (path !== "/mcp") return json(res, 404, { error: "not found" });
     if (!(await accepted(req))) {

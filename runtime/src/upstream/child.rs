@@ -93,9 +93,10 @@ pub enum UpstreamError {
     Unsupported(String),
     /// An OAuth server with no usable log-in: none stored, or its token
     /// refused after one refresh.
-    #[error("{message}; log in with `{login}`")]
+    #[error("{}", unauthorized_text(.message, .login))]
     Unauthorized {
-        /// What happened.
+        /// What happened: capspec's words (`not logged in`), or, after
+        /// [`SERVER_SAID`], the server's own.
         message: String,
         /// The command that logs in.
         login: String,
@@ -242,7 +243,7 @@ pub(crate) async fn connect(server: &Server) -> Result<Connected, UpstreamError>
     match listed {
         Ok(Ok((service, tools))) => Ok(Connected { service, tools, stderr }),
         // Only a log-in can be renewed: a static token's 401 stays a protocol error.
-        Ok(Err((message, true))) if server.oauth().is_some() => Err(UpstreamError::Unauthorized { message, login: super::oauth::login_command(&server.name) }),
+        Ok(Err((message, true))) if server.oauth().is_some() => Err(UpstreamError::Unauthorized { message: format!("{SERVER_SAID}{message}"), login: super::oauth::login_command(&server.name) }),
         failed => {
             // What the child wrote last may still be in the pipe.
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -276,10 +277,42 @@ pub(crate) fn refused(error: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// How an [`UpstreamError::Unauthorized`] message that quotes the server begins.
+pub(crate) const SERVER_SAID: &str = "the server said: ";
+
+/// capspec's advice first; the server's own words (a `WWW-Authenticate`
+/// description may tell "your client" to do what capspec does not) after
+/// it, marked as the server's.
+fn unauthorized_text(message: &str, login: &str) -> String {
+    match message.strip_prefix(SERVER_SAID) {
+        Some(said) => format!("the server refused the log-in's token; log in again with `{login}` (the server's own words, written for any client: \"{said}\")"),
+        None => format!("{message}; log in with `{login}`"),
+    }
+}
+
+/// Whether `error` (or what caused it) is an OAuth log-in's token refresh
+/// that failed for want of an answer (the authorization server down), as
+/// opposed to one it refused.
+pub(crate) fn refresh_failed(error: &(dyn std::error::Error + 'static)) -> bool {
+    use rmcp::service::ServiceError;
+    use rmcp::transport::auth::AuthError;
+    let mut next = Some(error);
+    while let Some(error) = next {
+        if matches!(error.downcast_ref::<AuthError>(), Some(AuthError::TokenRefreshFailed(_))) {
+            return true;
+        }
+        next = match error.downcast_ref::<ServiceError>() {
+            Some(ServiceError::TransportSend(dynamic)) => Some(&*dynamic.error),
+            _ => error.source(),
+        };
+    }
+    false
+}
+
 /// An error and what caused it, down to the cause a user can act on (a
 /// refused certificate, a refused connection): HTTP clients' errors say
 /// only what failed at their level.
-fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn causes(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = String::new();
     let mut next = Some(error);
     while let Some(error) = next {
@@ -304,7 +337,37 @@ fn words_and_cause<'a>(error: &'a (dyn std::error::Error + 'static)) -> (Option<
     if let Some(StreamableHttpError::Client(client)) = error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
         return (None, Some(client));
     }
-    (Some(error.to_string()), error.source())
+    // "Transport send error: Transport [<the transport's Rust type>] error: …": only its cause.
+    if let Some(rmcp::service::ServiceError::TransportSend(dynamic)) = error.downcast_ref::<rmcp::service::ServiceError>() {
+        return (None, Some(&*dynamic.error));
+    }
+    if let Some(dynamic) = error.downcast_ref::<rmcp::transport::DynamicTransportError>() {
+        return (None, Some(&*dynamic.error));
+    }
+    (Some(without_type_paths(&error.to_string())), error.source())
+}
+
+/// `text` without the bracketed Rust type paths some errors word
+/// themselves with (`Transport [a::b::C<d::E>] error` → `Transport error`):
+/// no message a person or model reads carries one.
+pub(crate) fn without_type_paths(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let close = rest[open..].find(']').map(|c| open + c);
+        match close {
+            Some(close) if rest[open..close].contains("::") => {
+                out.push_str(rest[..open].trim_end());
+                rest = &rest[close + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..=open]);
+                rest = &rest[open + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Start `server`, list every tool (all pages) as the JSON objects it sent,
@@ -313,4 +376,17 @@ pub async fn list_tools(server: &Server) -> Result<Vec<Value>, UpstreamError> {
     let Connected { service, tools, .. } = connect(server).await?;
     let _ = service.cancel().await;
     Ok(tools.into_iter().map(|t| serde_json::to_value(t).expect("tools serialize")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn messages_carry_no_rust_type_paths() {
+        let rmcp = "Transport send error: Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<rmcp::transport::auth::AuthClient<reqwest::async_impl::client::Client>>>] error: Auth error: OAuth token refresh failed: Request failed";
+        let cleaned = super::without_type_paths(rmcp);
+        assert_eq!(cleaned, "Transport send error: Transport error: Auth error: OAuth token refresh failed: Request failed");
+        assert!(!cleaned.contains("::"));
+        // Brackets that hold no path stay.
+        assert_eq!(super::without_type_paths("list [1, 2] of [upstream.notes]"), "list [1, 2] of [upstream.notes]");
+    }
 }

@@ -183,6 +183,8 @@ enum State {
         /// exit soon after the start is one more.
         failures: u32,
         since: Instant,
+        /// The OAuth client whose log-in it started with.
+        client: Option<String>,
     },
     Stopped,
 }
@@ -196,7 +198,7 @@ impl Connection {
     /// The running server's peer and what changed, starting it if needed.
     async fn ready(&self) -> Result<(Peer<RoleClient>, Arc<BTreeMap<&'static str, String>>, StderrTail), (ErrorCode, String)> {
         let mut state = self.state.lock().await;
-        if let State::Up { service, changed, stderr, failures, since } = &*state {
+        if let State::Up { service, changed, stderr, failures, since, .. } = &*state {
             if !service.is_closed() && !service.peer().is_transport_closed() {
                 return Ok((service.peer().clone(), changed.clone(), stderr.clone()));
             }
@@ -217,7 +219,8 @@ impl Connection {
             Ok((service, changed, stderr)) => {
                 let peer = service.peer().clone();
                 let changed = Arc::new(changed);
-                *state = State::Up { service, changed: changed.clone(), stderr: stderr.clone(), failures, since: Instant::now() };
+                let client = self.server.oauth().and_then(|(url, oauth)| super::oauth::logins_for(url, oauth).ok()).and_then(|l| l.into_iter().next()).map(|l| l.client_id);
+                *state = State::Up { service, changed: changed.clone(), stderr: stderr.clone(), failures, since: Instant::now(), client };
                 Ok((peer, changed, stderr))
             }
             Err(e) => {
@@ -231,6 +234,23 @@ impl Connection {
 
     /// Start the process, complete the handshake and list the tools within
     /// the timeout; compare each pinned tool with what is listed.
+    /// After a refused call: when the stored log-in is now another client's
+    /// than the one this connection started with (`auth login` ran since),
+    /// drop the connection so that a call starts it with the new log-in;
+    /// whether it did.
+    async fn restart_if_logged_in_anew(&self) -> bool {
+        let Some((url, oauth)) = self.server.oauth() else { return false };
+        let now = super::oauth::logins_for(url, oauth).ok().and_then(|l| l.into_iter().next()).map(|l| l.client_id);
+        let mut state = self.state.lock().await;
+        if let State::Up { client, .. } = &*state {
+            if now.is_some() && *client != now {
+                *state = State::Down { failures: 0, retry_at: None, code: ErrorCode::UpstreamUnauthorized, reason: String::new() };
+                return true;
+            }
+        }
+        false
+    }
+
     async fn start(&self) -> Result<(RunningService<RoleClient, ()>, BTreeMap<&'static str, String>, StderrTail), UpstreamError> {
         let Connected { service, tools: listed, stderr } = connect(&self.server).await?;
         let live: BTreeMap<String, Value> =
@@ -284,56 +304,87 @@ impl Forward for Tool {
             let connection = &self.connection;
             let pinned = &connection.tools[self.capability];
             let fail = |code: ErrorCode, message: String| CallError { code, message, capability: String::new() };
-            let (peer, changed, stderr) = connection.ready().await.map_err(|(code, e)| fail(code, e))?;
-            if let Some(why) = changed.get(self.capability) {
-                return Err(fail(ErrorCode::UpstreamChanged, why.clone()));
-            }
             let arguments = match args {
                 Value::Object(map) => Some(map),
                 _ => None,
             };
-            let mut params = CallToolRequestParams::new(pinned.tool.clone());
-            params.arguments = arguments;
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-            let timeout = connection.server.timeout;
-            let options = PeerRequestOptions::with_timeout(timeout);
-            let sent = peer.send_cancellable_request(request, options).await;
-            let answer = match sent {
-                Ok(handle) => handle.await_response().await,
-                Err(e) => Err(e),
-            };
-            match answer {
-                Ok(ServerResult::CallToolResult(result)) => {
-                    if let Some(blocks) = run.get::<crate::content::Blocks>() {
-                        for block in result.content.iter().filter(|b| b.as_text().is_none()) {
-                            blocks.push(serde_json::to_value(block).expect("content blocks serialize"));
+            // At most twice: once more when a new log-in replaced the one
+            // this connection started with.
+            for attempt in 0..2 {
+                let (peer, changed, stderr) = connection.ready().await.map_err(|(code, e)| fail(code, e))?;
+                if let Some(why) = changed.get(self.capability) {
+                    return Err(fail(ErrorCode::UpstreamChanged, why.clone()));
+                }
+                let mut params = CallToolRequestParams::new(pinned.tool.clone());
+                params.arguments = arguments.clone();
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+                let timeout = connection.server.timeout;
+                let options = PeerRequestOptions::with_timeout(timeout);
+                let sent = peer.send_cancellable_request(request, options).await;
+                let answer = match sent {
+                    Ok(handle) => handle.await_response().await,
+                    Err(e) => Err(e),
+                };
+                return match answer {
+                    Ok(ServerResult::CallToolResult(result)) => {
+                        if let Some(blocks) = run.get::<crate::content::Blocks>() {
+                            for block in result.content.iter().filter(|b| b.as_text().is_none()) {
+                                blocks.push(serde_json::to_value(block).expect("content blocks serialize"));
+                            }
+                        }
+                        let value = result_value(result).map_err(|m| fail(ErrorCode::UpstreamError, m))?;
+                        match self.output.as_ref().map(|v| v.validate(&value)).filter(|violations| !violations.is_empty()) {
+                            None => Ok(value),
+                            Some(violations) => {
+                                let list = violations.iter().map(|v| format!("{}: {}", v.pointer, v.message)).collect::<Vec<_>>().join("; ");
+                                Err(fail(ErrorCode::UpstreamError, format!("`{}` returned a value its pinned output schema refuses: {list}", connection.server.name)))
+                            }
                         }
                     }
-                    let value = result_value(result).map_err(|m| fail(ErrorCode::UpstreamError, m))?;
-                    match self.output.as_ref().map(|v| v.validate(&value)).filter(|violations| !violations.is_empty()) {
-                        None => Ok(value),
-                        Some(violations) => {
-                            let list = violations.iter().map(|v| format!("{}: {}", v.pointer, v.message)).collect::<Vec<_>>().join("; ");
-                            Err(fail(ErrorCode::UpstreamError, format!("`{}` returned a value its pinned output schema refuses: {list}", connection.server.name)))
+                    Ok(_) => Err(fail(ErrorCode::UpstreamError, format!("`{}` answered tools/call with something other than a tool result", connection.server.name))),
+                    Err(ServiceError::Timeout { timeout }) => Err(fail(
+                        ErrorCode::UpstreamTimeout,
+                        format!("`{}` did not answer within {} ms; the call was cancelled", connection.server.name, timeout.as_millis()),
+                    )),
+                    Err(e) if connection.server.oauth().is_some() && super::child::refused(&e) => {
+                        // A log-in made since this connection started (another
+                        // client): start again with it, and call once more.
+                        if connection.restart_if_logged_in_anew().await && attempt == 0 {
+                            continue;
                         }
+                        Err(fail(
+                            ErrorCode::UpstreamUnauthorized,
+                            format!("`{}` refused the log-in's token, also after a refresh; log in again with `{}`", connection.server.name, super::oauth::login_command(&connection.server.name)),
+                        ))
                     }
-                }
-                Ok(_) => Err(fail(ErrorCode::UpstreamError, format!("`{}` answered tools/call with something other than a tool result", connection.server.name))),
-                Err(ServiceError::Timeout { timeout }) => Err(fail(
-                    ErrorCode::UpstreamTimeout,
-                    format!("`{}` did not answer within {} ms; the call was cancelled", connection.server.name, timeout.as_millis()),
-                )),
-                Err(e) if connection.server.oauth().is_some() && super::child::refused(&e) => Err(fail(
-                    ErrorCode::UpstreamUnauthorized,
-                    format!("`{}` refused the log-in's token, also after a refresh; log in again with `{}`", connection.server.name, super::oauth::login_command(&connection.server.name)),
-                )),
-                Err(e) => {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    Err(fail(ErrorCode::UpstreamUnavailable, format!("`{}` did not answer: {e}{}", connection.server.name, stderr_tail(&stderr.text()))))
-                }
+                    Err(e) => {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        Err(fail(ErrorCode::UpstreamUnavailable, unavailable(&connection.server, &e, &stderr)))
+                    }
+                };
             }
+            unreachable!("the second attempt returns whatever it meets")
         })
     }
+}
+
+/// Why a call got no answer, in words a person (or model) can act on: the
+/// causes without the transport's Rust type names, and, when it was the
+/// OAuth log-in's refresh that failed, the authorization server named as
+/// what is down, not the MCP server.
+fn unavailable(server: &Server, error: &(dyn std::error::Error + 'static), stderr: &StderrTail) -> String {
+    let causes = super::child::causes(error);
+    if let Some((url, oauth)) = server.oauth() {
+        if super::child::refresh_failed(error) {
+            let issuer = super::oauth::logins_for(url, oauth).ok().and_then(|l| l.into_iter().next()).map(|l| l.issuer);
+            let who = issuer.map_or_else(|| "its authorization server".to_string(), |i| format!("its authorization server ({i})"));
+            return format!(
+                "`{}` could not be called: {who} did not answer when the log-in's access token had to be refreshed ({causes}); the log-in is kept, so the call works again once the authorization server is back",
+                server.name
+            );
+        }
+    }
+    format!("`{}` did not answer: {causes}{}", server.name, stderr_tail(&stderr.text()))
 }
 
 /// A tool result as the capability's value (§12): `structuredContent` when

@@ -12,7 +12,7 @@
 //! `0600`, written whole and renamed into place), never in a project.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmcp::transport::auth::{AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore, StoredCredentials};
@@ -112,8 +112,9 @@ struct FileStore {
     dir: PathBuf,
     resource: String,
     oauth: OAuth,
-    /// The file the last load or save used.
-    current: Mutex<Option<PathBuf>>,
+    /// The file the last load or save used (shared with [`login`], which
+    /// keeps that one and removes the server's others).
+    current: Arc<Mutex<Option<PathBuf>>>,
 }
 
 fn store_error(what: &str, path: &Path, e: impl std::fmt::Display) -> AuthError {
@@ -129,7 +130,7 @@ impl FileStore {
     }
 
     fn new(resource: &str, oauth: &OAuth) -> FileStore {
-        FileStore { dir: oauth.store.clone(), resource: resource.to_string(), oauth: oauth.clone(), current: Mutex::new(None) }
+        FileStore { dir: oauth.store.clone(), resource: resource.to_string(), oauth: oauth.clone(), current: Arc::new(Mutex::new(None)) }
     }
 
     /// Every log-in for this server, newest first.
@@ -195,8 +196,11 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 impl CredentialStore for FileStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         let current = self.current.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let entry = match current {
-            Some(path) => std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<Entry>(&b).ok()),
+        let kept = current.and_then(|path| std::fs::read(&path).ok()).and_then(|b| serde_json::from_slice::<Entry>(&b).ok());
+        // A new log-in replaced the one this store read (`auth login` while
+        // a gateway runs): the server's log-in now, read anew.
+        let entry = match kept {
+            Some(entry) => Some(entry),
             None => self.entries()?.into_iter().next().map(|(path, entry)| {
                 *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some(path);
                 entry
@@ -250,14 +254,17 @@ pub(crate) async fn stored_manager(url: &str, oauth: &OAuth) -> Result<Authoriza
 /// loopback port here, whose code is exchanged (with the PKCE verifier,
 /// the `resource`, and the `iss` checked) and the credentials stored.
 /// Waits at most `wait` for the browser.
-pub async fn login(url: &str, oauth: &OAuth, wait: Duration, mut visit: impl FnMut(&str)) -> Result<Login, String> {
+pub async fn login(url: &str, oauth: &OAuth, wait: Duration, mut visit: impl FnMut(&str)) -> Result<LoggedIn, String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let fail = |e: AuthError| e.to_string();
     let challenge = challenge(url).await?;
     let mut manager = AuthorizationManager::new(url).await.map_err(fail)?;
     let resolution = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(fail)?;
+    let revocation = resolution.metadata.additional_fields.get("revocation_endpoint").and_then(|v| v.as_str()).map(str::to_string);
     manager.set_metadata(resolution.metadata);
-    manager.set_credential_store(FileStore::new(url, oauth));
+    let store = FileStore::new(url, oauth);
+    let saved = store.current.clone();
+    manager.set_credential_store(store);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| format!("no loopback port for the redirect: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
@@ -296,9 +303,65 @@ pub async fn login(url: &str, oauth: &OAuth, wait: Duration, mut visit: impl FnM
     .await
     .map_err(|_| format!("no answer from the browser within {} s", wait.as_secs()))?;
     exchanged.map_err(fail)?;
-    let store = FileStore::new(url, oauth);
-    let entry = store.entries().map_err(fail)?.into_iter().next().map(|(_, e)| e);
-    entry.map(|e| e.login()).ok_or_else(|| "the token was received but not stored".to_string())
+    let saved = saved.lock().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| "the token was received but not stored".to_string())?;
+    // This log-in replaces the server's earlier ones: one log-in per
+    // upstream, whose refresh tokens go back to the authorization server
+    // where it takes them (RFC 7009).
+    let mut replaced = Vec::new();
+    for (path, earlier) in FileStore::new(url, oauth).entries().map_err(fail)?.into_iter().filter(|(path, _)| *path != saved) {
+        let revoked = match &revocation {
+            Some(endpoint) => revoke(endpoint, &earlier).await,
+            None => Revoked::NotOffered,
+        };
+        std::fs::remove_file(&path).map_err(|e| format!("cannot remove the earlier log-in `{}`: {e}", path.display()))?;
+        replaced.push((earlier.client_id, revoked));
+    }
+    let entry: Entry = std::fs::read(&saved).ok().and_then(|b| serde_json::from_slice(&b).ok()).ok_or_else(|| "the token was received but not stored".to_string())?;
+    Ok(LoggedIn { login: entry.login(), replaced })
+}
+
+/// What became of an earlier log-in's refresh token when a new log-in replaced it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Revoked {
+    /// The authorization server took it back (RFC 7009).
+    Yes,
+    /// It kept none, so there was nothing to revoke.
+    NoToken,
+    /// The authorization server names no revocation endpoint: the token
+    /// lives until it expires there.
+    NotOffered,
+    /// The revocation endpoint refused or failed: why.
+    Failed(String),
+}
+
+/// A finished log-in: the log-in, and the earlier ones it replaced (their
+/// clients, and whether their refresh tokens were revoked).
+#[derive(Debug, Clone)]
+pub struct LoggedIn {
+    /// The new log-in.
+    pub login: Login,
+    /// The earlier log-ins removed: (client, what became of its refresh token).
+    pub replaced: Vec<(String, Revoked)>,
+}
+
+/// Revoke an earlier log-in's refresh token at `endpoint` (RFC 7009, as
+/// the public client it was).
+async fn revoke(endpoint: &str, earlier: &Entry) -> Revoked {
+    let token = earlier.credentials.token_response.as_ref().and_then(|t| serde_json::to_value(t).ok()).and_then(|t| t.get("refresh_token").and_then(|r| r.as_str()).map(str::to_string));
+    let Some(token) = token else { return Revoked::NoToken };
+    let form = [("token", token.as_str()), ("token_type_hint", "refresh_token"), ("client_id", earlier.client_id.as_str())];
+    let body: String = form.iter().map(|(k, v)| format!("{k}={}", form_encode(v))).collect::<Vec<_>>().join("&");
+    let sent = reqwest::Client::new().post(endpoint).header("content-type", "application/x-www-form-urlencoded").body(body).send().await;
+    match sent {
+        Ok(response) if response.status().is_success() => Revoked::Yes,
+        Ok(response) => Revoked::Failed(format!("the revocation endpoint answered {}", response.status())),
+        Err(e) => Revoked::Failed(format!("the revocation endpoint could not be reached ({e})")),
+    }
+}
+
+/// `application/x-www-form-urlencoded` for one value.
+fn form_encode(value: &str) -> String {
+    value.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }).collect()
 }
 
 /// The `WWW-Authenticate` of the server's answer to a request without a
