@@ -131,6 +131,17 @@ impl User {
     }
 }
 
+impl User {
+    /// Logged in, the server's tools pinned and synced.
+    fn log_in_and_pin(&self, remote: &Remote) {
+        let (_, login) = self.login(remote, None);
+        assert_eq!(login.status.code(), Some(0), "{}", text(&login));
+        let import = self.capspec(&["import", "mcp", "--upstream", "remote"]);
+        assert_eq!(import.status.code(), Some(0), "{}", text(&import));
+        assert_eq!(self.capspec(&["sync"]).status.code(), Some(0));
+    }
+}
+
 /// The query of the authorization URL `auth login` printed, decoded.
 fn authorization_query(printed: &str) -> std::collections::BTreeMap<String, String> {
     let url = printed.lines().find(|l| l.starts_with("http://")).unwrap_or_else(|| panic!("no URL in {printed}"));
@@ -368,10 +379,7 @@ fn logging_in_again_replaces_the_earlier_log_in_and_revokes_its_refresh_token() 
 fn a_running_gateway_uses_a_new_log_in_without_a_restart() {
     let Some(remote) = remote() else { return };
     let user = User::new(&remote, "relogin-serve", "");
-    let (_, login) = user.login(&remote, None);
-    assert_eq!(login.status.code(), Some(0), "{}", text(&login));
-    assert_eq!(user.capspec(&["import", "mcp", "--upstream", "remote"]).status.code(), Some(0));
-    assert_eq!(user.capspec(&["sync"]).status.code(), Some(0));
+    user.log_in_and_pin(&remote);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
         let client = gateway(&user).await;
@@ -402,10 +410,7 @@ fn a_running_gateway_uses_a_new_log_in_without_a_restart() {
 fn an_authorization_server_down_with_an_expired_token_is_named_in_the_calls_error() {
     let Some(remote) = remote() else { return };
     let user = User::new(&remote, "idp-down-call", "");
-    let (_, login) = user.login(&remote, None);
-    assert_eq!(login.status.code(), Some(0), "{}", text(&login));
-    assert_eq!(user.capspec(&["import", "mcp", "--upstream", "remote"]).status.code(), Some(0));
-    assert_eq!(user.capspec(&["sync"]).status.code(), Some(0));
+    user.log_in_and_pin(&remote);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
         let client = gateway(&user).await;
@@ -430,10 +435,7 @@ fn an_authorization_server_down_with_an_expired_token_is_named_in_the_calls_erro
 fn a_refusal_leads_with_capspecs_advice_and_marks_the_servers_words() {
     let Some(remote) = remote() else { return };
     let user = User::new(&remote, "advice", "");
-    let (_, login) = user.login(&remote, None);
-    assert_eq!(login.status.code(), Some(0), "{}", text(&login));
-    assert_eq!(user.capspec(&["import", "mcp", "--upstream", "remote"]).status.code(), Some(0));
-    assert_eq!(user.capspec(&["sync"]).status.code(), Some(0));
+    user.log_in_and_pin(&remote);
     control(&remote, "POST", "refuse", &json!({}));
     let report = check_upstream(&user);
     let message = report["findings"][0]["message"].as_str().unwrap().to_string();

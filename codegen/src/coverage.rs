@@ -13,83 +13,25 @@
 //!   through the `use` items in scope ([`mentions`]). A method call, a field
 //!   or an unrelated fn that merely shares the short name names nothing.
 
+mod exercised;
 mod mentions;
+mod site;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use syn::spanned::Spanned;
 
-pub use mentions::Mentions;
+pub use site::{DeriveSite, ImplSite, Scan};
+use exercised::{collect_test_macros, collect_tests, untested_message};
 use mentions::Scope;
 
 use crate::config::Config;
 use crate::finding::Finding;
 use crate::rules as rule;
-use crate::model::{CapabilitySpec, SpecSet};
+use crate::model::SpecSet;
 use crate::render::is_generated;
 use crate::yaml::Pos;
-
-/// One `#[capability(path)]` fn found in the sources.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImplSite {
-    /// The path as written, e.g. `workspace::read_file`; for a path-less
-    /// `#[capability]` (a code-first impl), the module and name of the
-    /// derive on its args type once resolved, else empty.
-    pub path: Vec<String>,
-    /// For a path-less `#[capability]`: the args type's last path segment.
-    pub args_type: Option<String>,
-    pub fn_name: String,
-    /// The names the fn's own module goes by in a path: its module's name,
-    /// or `crate` and the package's name for a fn at a crate's root.
-    pub parent: Vec<String>,
-    pub file: String,
-    pub pos: Pos,
-    /// The body is only `todo!(…)` or `unimplemented!(…)`.
-    pub stub: bool,
-}
-
-/// One `#[derive(Capability)]` struct found in the sources.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeriveSite {
-    pub type_name: String,
-    pub module: String,
-    pub name: String,
-    pub file: String,
-    pub pos: Pos,
-}
-
-/// One test fn found in the test directories.
-#[derive(Debug, Clone)]
-pub struct TestSite {
-    /// The file, relative to the project root.
-    pub file: String,
-    /// The fn's path inside the file (`tests::reads_a_note`, or just the fn name).
-    pub name: String,
-    /// First and last line of the fn.
-    pub lines: (u32, u32),
-    /// What it names.
-    pub mentions: Mentions,
-}
-
-impl TestSite {
-    /// `file::name`, as the coverage table shows it.
-    pub fn label(&self) -> String {
-        format!("{}::{}", self.file, self.name)
-    }
-}
-
-/// What the scan found.
-#[derive(Debug, Default)]
-pub struct Scan {
-    pub impls: Vec<ImplSite>,
-    pub derives: Vec<DeriveSite>,
-    /// Every test fn, in file then source order.
-    pub tests: Vec<TestSite>,
-    pub findings: Vec<Finding>,
-    /// Texts of the scanned source files, for rendering findings.
-    pub sources: Vec<(String, String)>,
-}
 
 fn rust_files(root: &Path, dirs: &[String], findings: &mut Vec<Finding>) -> Vec<(String, String)> {
     let mut files = Vec::new();
@@ -234,49 +176,6 @@ fn file_module(root: &Path, file: &str, crates: &mut CrateNames) -> Vec<String> 
     }
 }
 
-impl Scan {
-    /// The tests that exercise `cap` of `module`: they name it in a way no
-    /// other item shares — its qualified or wire name (or an alias) as a
-    /// string, a path through its generated module, its code-first args
-    /// type, or the path of its `#[capability]` fn. The wire name is the
-    /// bare name only when no other module has that name, so a shared bare
-    /// name says nothing.
-    pub fn exercising<'a>(&'a self, module: &'a str, cap: &'a CapabilitySpec) -> impl Iterator<Item = &'a TestSite> + 'a {
-        // Built once, not once per test.
-        let mut strings = vec![format!("{module}.{}", cap.name), cap.wire_name.clone()];
-        strings.extend(cap.aliases.iter().map(|a| format!("{module}.{a}")));
-        let generated = [module.to_string(), cap.name.clone()];
-        let types: Vec<&str> = self.derives.iter().filter(|d| d.module == module && d.name == cap.name).map(|d| d.type_name.as_str()).collect();
-        let impls: Vec<&ImplSite> = self
-            .impls
-            .iter()
-            .filter(|s| match s.path.as_slice() {
-                [.., m, n] => m == module && n == &cap.name,
-                [n] => n == &cap.name,
-                [] => false,
-            })
-            .collect();
-        let names_impl = move |test: &TestSite, path: &[String]| {
-            impls.iter().any(|site| match path {
-                [.., parent, f] if f == &site.fn_name && site.parent.contains(parent) => true,
-                // A unit test beside the impl: `open_note(…)`, `super::open_note(…)`.
-                [before @ .., f] if f == &site.fn_name && test.file == site.file => {
-                    before.iter().all(|s| matches!(s.as_str(), "self" | "super" | "crate"))
-                }
-                _ => false,
-            })
-        };
-        self.tests.iter().filter(move |t| {
-            strings.iter().any(|s| t.mentions.strings.contains(s))
-                || t.mentions.paths.iter().any(|p| {
-                    p.windows(2).any(|w| w == generated)
-                        || p.iter().any(|seg| types.contains(&seg.as_str()))
-                        || names_impl(t, p)
-                })
-        })
-    }
-}
-
 /// `use a::b as c;` → `c` ↦ `b`, for every rename in the file's `use` items.
 fn collect_renames(items: &[syn::Item], out: &mut BTreeMap<String, String>) {
     fn walk(tree: &syn::UseTree, out: &mut BTreeMap<String, String>) {
@@ -399,83 +298,6 @@ fn is_stub(block: &syn::Block) -> bool {
         _ => return false,
     };
     mac.path.segments.last().is_some_and(|s| s.ident == "todo" || s.ident == "unimplemented")
-}
-
-fn is_test_attr(attr: &syn::Attribute) -> bool {
-    attr.path().segments.last().is_some_and(|s| s.ident == "test")
-}
-
-/// The names of `macro_rules!` macros whose expansion holds a test fn.
-fn collect_test_macros(items: &[syn::Item], out: &mut std::collections::HashSet<String>) {
-    for item in items {
-        match item {
-            syn::Item::Macro(m) if m.mac.path.is_ident("macro_rules") => {
-                if let Some(name) = &m.ident {
-                    if mentions::has_test_attr(m.mac.tokens.clone()) {
-                        out.insert(name.to_string());
-                    }
-                }
-            }
-            syn::Item::Mod(m) => {
-                if let Some((_, items)) = &m.content {
-                    collect_test_macros(items, out);
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-fn collect_tests(
-    items: &[syn::Item],
-    file: &str,
-    prefix: &str,
-    outer: &Scope,
-    test_macros: &std::collections::HashSet<String>,
-    out: &mut Vec<TestSite>,
-) {
-    let scope = outer.with_items(items);
-    for item in items {
-        match item {
-            syn::Item::Fn(f) if f.attrs.iter().any(is_test_attr) => {
-                // A `use` inside the test's body is in scope for the whole body.
-                let inner = scope.with_items(f.block.stmts.iter().filter_map(|s| match s {
-                    syn::Stmt::Item(item) => Some(item),
-                    _ => None,
-                }));
-                let mut site = TestSite {
-                    file: file.to_string(),
-                    name: format!("{prefix}{}", f.sig.ident),
-                    lines: (f.span().start().line as u32, f.span().end().line as u32),
-                    mentions: Mentions::default(),
-                };
-                site.mentions.read(quote::ToTokens::to_token_stream(&f.block), &inner);
-                out.push(site);
-            }
-            // `cases! { … }` where `cases` is a `macro_rules!` that writes
-            // tests, or any macro call whose input holds test fns: what the
-            // call passes is what its tests name.
-            syn::Item::Macro(m) if !m.mac.path.is_ident("macro_rules") => {
-                let name = m.mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
-                if test_macros.contains(&name) || mentions::has_test_attr(m.mac.tokens.clone()) {
-                    let mut site = TestSite {
-                        file: file.to_string(),
-                        name: format!("{prefix}{name}!"),
-                        lines: (m.span().start().line as u32, m.span().end().line as u32),
-                        mentions: Mentions::default(),
-                    };
-                    site.mentions.read(m.mac.tokens.clone(), &scope);
-                    out.push(site);
-                }
-            }
-            syn::Item::Mod(m) => {
-                if let Some((_, items)) = &m.content {
-                    collect_tests(items, file, &format!("{prefix}{}::", m.ident), &scope, test_macros, out);
-                }
-            }
-            _ => {}
-        }
-    }
 }
 
 /// Impl sites by the capability they implement, `(module, name)`.
@@ -611,24 +433,6 @@ pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
         }
     }
     out
-}
-
-/// Why `coverage/untested`: what a test would have to name.
-fn untested_message(module: &str, c: &CapabilitySpec) -> String {
-    let qualified = format!("{module}.{}", c.name);
-    let strings = if c.wire_name == c.name {
-        format!("\"{qualified}\" or \"{}\"", c.name)
-    } else {
-        // Another module has a capability of that name: the bare name says nothing.
-        format!("\"{qualified}\" or \"{}\"", c.wire_name)
-    };
-    let path = match &c.code_first {
-        Some(origin) => format!("its args type `{}`", origin.rust_type.rsplit("::").next().unwrap_or_default()),
-        None => format!("`{module}::{}`", c.name),
-    };
-    format!(
-        "no test exercises `{qualified}`: no test names {strings} in a string, {path}, or its `#[capability]` fn (a method or fn that only shares the name does not count); add one, or an `[[allow]]` with the reason"
-    )
 }
 
 #[cfg(test)]

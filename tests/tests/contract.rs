@@ -128,7 +128,7 @@ fn a_name_two_modules_share_is_exercised_only_by_its_qualified_or_wire_name() {
     assert!(rows(&dir).iter().all(|r| r.tests.is_empty()), "a bare shared name exercises neither");
     let untested = capspec_codegen::check(dir.path()).unwrap().findings.into_iter().filter(|f| f.rule == "coverage/untested").collect::<Vec<_>>();
     assert_eq!(untested.len(), 2);
-    assert!(untested[0].message.contains("`notes.read_note` or `notes__read_note`"), "{}", untested[0].message);
+    assert!(untested[0].message.contains("\"notes.read_note\" or \"notes__read_note\" in a string"), "{}", untested[0].message);
     dir.write("tests/both.rs", "#[test]\nfn each() {\n    let _ = (\"notes.read_note\", \"other__read_note\");\n}\n");
     let tested: Vec<Vec<String>> = rows(&dir).into_iter().map(|r| r.tests).collect();
     assert_eq!(tested, [vec!["tests/both.rs::each".to_string()], vec!["tests/both.rs::each".to_string()]]);
