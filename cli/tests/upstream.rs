@@ -246,6 +246,7 @@ fn servers_that_do_not_start_or_do_not_answer_are_unreachable() {
     assert!(by_file[0].2.contains("boom: no config"), "the server's own words: {}", by_file[0].2);
     assert!(by_file[1].2.contains("could not be started"), "{}", by_file[1].2);
     assert!(by_file[2].2.contains("no tool list within 1500 ms") && by_file[2].2.contains("listening…"), "{}", by_file[2].2);
+    assert!(by_file.iter().all(|(_, _, m)| !m.contains("::")), "no Rust type path: {by_file:#?}");
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "bounded by the timeouts");
 }
 
@@ -304,6 +305,12 @@ fn the_gateway_survives_its_servers_faults() {
 
         let exited = call(&gateway, "exit", json!({})).await;
         assert_eq!(exited["_meta"]["io.capspec/error"]["error"], "upstream_unavailable", "{exited:#}");
+        // Every error path's message so far, as the model reads it: no Rust type path.
+        for seen in [&ghost, &failed, &hung, &exited] {
+            let message = seen["_meta"]["io.capspec/error"]["message"].as_str().unwrap_or_default();
+            assert!(!message.contains("::"), "{message}");
+        }
+        assert!(!capabilities["unmounted"][0]["reason"].as_str().unwrap().contains("::"), "{capabilities:#}");
         let back = echo_once_back(&gateway).await;
         assert_eq!(back["structuredContent"], json!({"result": "again"}), "restarted after its backoff: {back:#}");
         // A second exit soon after the restart is a crash loop: the wait doubles.
@@ -320,6 +327,7 @@ fn the_gateway_survives_its_servers_faults() {
         }
         let wait: u64 = message.rsplit("started again in ").next().and_then(|rest| rest.strip_suffix(" ms")).and_then(|ms| ms.parse().ok()).unwrap_or(0);
         assert!((300..=500).contains(&wait), "the second crash waits about 500 ms, not 250 again: {message}");
+        assert!(!message.contains("::"), "{message}");
         let back = echo_once_back(&gateway).await;
         assert_eq!(back["structuredContent"], json!({"result": "again"}), "restarted after the longer backoff: {back:#}");
 

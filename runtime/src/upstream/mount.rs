@@ -303,7 +303,8 @@ impl Forward for Tool {
         Box::pin(async move {
             let connection = &self.connection;
             let pinned = &connection.tools[self.capability];
-            let fail = |code: ErrorCode, message: String| CallError { code, message, capability: String::new() };
+            // No message a model reads carries a Rust type name, whatever a layer below words.
+            let fail = |code: ErrorCode, message: String| CallError { code, message: super::child::without_type_paths(&message), capability: String::new() };
             let arguments = match args {
                 Value::Object(map) => Some(map),
                 _ => None,
