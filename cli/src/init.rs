@@ -415,13 +415,8 @@ impl Entry {
 /// Set `key`'s entry in `[table]` to `line`: add it when absent; when it
 /// differs, rewrite it if `rewrite`, else keep it. Only that one line changes.
 fn set_entry(text: &mut String, table: &str, key: &str, line: &str, rewrite: bool) -> Entry {
-    let header = format!("[{table}]");
     let lines: Vec<&str> = text.lines().collect();
-    let at = lines.iter().position(|l| l.trim() == header).and_then(|at| {
-        let end = lines[at + 1..].iter().position(|l| l.trim_start().starts_with('[')).map_or(lines.len(), |i| at + 1 + i);
-        (at + 1..end).find(|&i| lines[i].split('=').next().is_some_and(|k| k.trim() == key))
-    });
-    let Some(at) = at else {
+    let Some(at) = entry_line(&lines, table, key) else {
         add_entry(text, table, key, line);
         return Entry::Added;
     };
@@ -473,15 +468,12 @@ fn has_table(text: &str, name: &str) -> bool {
 /// Add `line` (the entry for `key`) to `[table]`, creating the table at the
 /// end; `false` when the table already has `key`.
 fn add_entry(text: &mut String, table: &str, key: &str, line: &str) -> bool {
-    let header = format!("[{table}]");
     let lines: Vec<&str> = text.lines().collect();
-    match lines.iter().position(|l| l.trim() == header) {
-        Some(at) => {
-            let end = lines[at + 1..].iter().position(|l| l.trim_start().starts_with('[')).map_or(lines.len(), |i| at + 1 + i);
-            let has_key = lines[at + 1..end].iter().any(|l| l.split('=').next().is_some_and(|k| k.trim() == key));
-            if has_key {
-                return false;
-            }
+    if entry_line(&lines, table, key).is_some() {
+        return false;
+    }
+    match table_span(&lines, table) {
+        Some((at, _)) => {
             let mut new: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
             new.insert(at + 1, line.to_string());
             *text = new.join("\n") + "\n";
@@ -493,10 +485,24 @@ fn add_entry(text: &mut String, table: &str, key: &str, line: &str) -> bool {
             if !text.is_empty() {
                 text.push('\n');
             }
-            text.push_str(&format!("{header}\n{line}\n"));
+            text.push_str(&format!("[{table}]\n{line}\n"));
         }
     }
     true
+}
+
+/// `[table]`'s header line, and where its entries end.
+fn table_span(lines: &[&str], table: &str) -> Option<(usize, usize)> {
+    let header = format!("[{table}]");
+    let at = lines.iter().position(|l| l.trim() == header)?;
+    let end = lines[at + 1..].iter().position(|l| l.trim_start().starts_with('[')).map_or(lines.len(), |i| at + 1 + i);
+    Some((at, end))
+}
+
+/// The line of `key`'s entry in `[table]`.
+fn entry_line(lines: &[&str], table: &str, key: &str) -> Option<usize> {
+    let (at, end) = table_span(lines, table)?;
+    (at + 1..end).find(|&i| lines[i].split('=').next().is_some_and(|k| k.trim() == key))
 }
 
 /// Add `member` to `[workspace] members`; `false` when it is there already

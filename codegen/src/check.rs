@@ -41,9 +41,7 @@ pub fn check_with(root: &Path, options: &CheckOptions) -> Result<Report, FatalEr
     findings.extend(project.loaded.findings);
     let mut scan = None;
     if let Some(Rendered { targets, artifacts }) = rendered {
-        let mut drift = crate::drift::drift(root, &targets, &artifacts);
-        at_derives(&mut drift, &project.loaded.set, &targets.snapshot);
-        findings.extend(drift);
+        findings.extend(crate::drift::drift(root, &targets, &artifacts, &project.loaded.set));
         if let Some(policy) = project.config.as_ref().and_then(|c| c.policy.as_ref()) {
             findings.extend(crate::policy::findings(root, &policy.dir, &project.loaded.set, &mut sources));
         }
@@ -105,23 +103,5 @@ pub fn assert_fresh(root: impl AsRef<Path>) {
             crate::report::render(&report, crate::report::Format::Human)
         ),
         Err(err) => panic!("capspec check could not run: {err}"),
-    }
-}
-
-/// A `drift/snapshot` finding about a code-first capability points at its
-/// derive, where the category is written; the message still names the
-/// snapshot. (A YAML capability's points at its line in the snapshot, which
-/// names the spec.)
-fn at_derives(findings: &mut [Finding], set: &crate::model::SpecSet, snapshot: &str) {
-    for f in findings.iter_mut().filter(|f| f.rule == crate::rules::DRIFT_SNAPSHOT) {
-        let Some((qualified, _)) = f.message.split_once(':') else { continue };
-        let derive = set
-            .capabilities()
-            .find(|(m, c)| c.code_first.is_some() && qualified.split_once('.') == Some((m.name.as_str(), c.name.as_str())));
-        if let Some((m, c)) = derive {
-            f.file = c.file(m).to_string();
-            (f.line, f.column) = (c.pos.line, c.pos.column);
-            f.message = f.message.replacen("; ", &format!(" in the category snapshot `{snapshot}`; "), 1);
-        }
     }
 }

@@ -63,7 +63,7 @@ pub(crate) fn on_disk(root: &Path, artifacts: &[Artifact]) -> Vec<OnDisk> {
 }
 
 /// Drift findings: every artifact compared with the file on disk.
-pub(crate) fn drift(root: &Path, targets: &Targets, artifacts: &[Artifact]) -> Vec<Finding> {
+pub(crate) fn drift(root: &Path, targets: &Targets, artifacts: &[Artifact], set: &crate::model::SpecSet) -> Vec<Finding> {
     let mut findings = Vec::new();
     let produced: BTreeSet<&str> = artifacts.iter().map(|a| a.path.as_str()).collect();
     for (artifact, disk) in artifacts.iter().zip(on_disk(root, artifacts)) {
@@ -81,7 +81,7 @@ pub(crate) fn drift(root: &Path, targets: &Targets, artifacts: &[Artifact]) -> V
             }
         };
         if artifact.path == targets.snapshot {
-            findings.extend(snapshot_drift(&artifact.path, &current, &artifact.contents));
+            findings.extend(snapshot_drift(&artifact.path, &current, &artifact.contents, set));
             continue;
         }
         let (line, diff) = unified_diff(&artifact.path, &current, &artifact.contents);
@@ -142,8 +142,10 @@ fn snapshot_entries(text: &str) -> BTreeMap<String, (String, u32)> {
         .collect()
 }
 
-/// One `drift/snapshot` finding per reclassified, added or removed capability.
-fn snapshot_drift(path: &str, current: &str, expected: &str) -> Vec<Finding> {
+/// One `drift/snapshot` finding per reclassified, added or removed
+/// capability: at its line in the snapshot, or, for a code-first
+/// capability, at its derive, where the category is written.
+fn snapshot_drift(path: &str, current: &str, expected: &str, set: &crate::model::SpecSet) -> Vec<Finding> {
     let old = snapshot_entries(current);
     let new = snapshot_entries(expected);
     let fix = "review the classification, then run `cargo xtask sync`";
@@ -157,8 +159,17 @@ fn snapshot_drift(path: &str, current: &str, expected: &str) -> Vec<Finding> {
             (Some((a, _)), None) => format!("{name}: {a} → (removed); {fix}"),
             (None, None) => continue,
         };
-        let line = old.get(name).map_or(0, |(_, l)| *l);
-        findings.push(Finding::error(rule::DRIFT_SNAPSHOT, path, Pos { line, column: 0 }, message));
+        let derive = set.capabilities().find(|(m, c)| c.code_first.is_some() && name.split_once('.') == Some((m.name.as_str(), c.name.as_str())));
+        match derive {
+            Some((m, c)) => {
+                let message = message.replacen("; ", &format!(" in the category snapshot `{path}`; "), 1);
+                findings.push(Finding::error(rule::DRIFT_SNAPSHOT, c.file(m), c.pos, message));
+            }
+            None => {
+                let line = old.get(name).map_or(0, |(_, l)| *l);
+                findings.push(Finding::error(rule::DRIFT_SNAPSHOT, path, Pos { line, column: 0 }, message));
+            }
+        }
     }
     if findings.is_empty() {
         // Same entries, other text (a hand edit of the comment line, order).

@@ -133,12 +133,8 @@ pub(super) fn collect_tests(
 /// Why `coverage/untested`: what a test would have to name.
 pub(super) fn untested_message(module: &str, c: &CapabilitySpec) -> String {
     let qualified = format!("{module}.{}", c.name);
-    let strings = if c.wire_name == c.name {
-        format!("\"{qualified}\" or \"{}\"", c.name)
-    } else {
-        // Another module has a capability of that name: the bare name says nothing.
-        format!("\"{qualified}\" or \"{}\"", c.wire_name)
-    };
+    // The wire name is the bare name unless another module has one like it.
+    let strings = format!("\"{qualified}\" or \"{}\"", c.wire_name);
     let path = match &c.code_first {
         Some(origin) => format!("its args type `{}`", origin.rust_type.rsplit("::").next().unwrap_or_default()),
         None => format!("`{module}::{}`", c.name),

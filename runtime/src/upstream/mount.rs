@@ -219,7 +219,7 @@ impl Connection {
             Ok((service, changed, stderr)) => {
                 let peer = service.peer().clone();
                 let changed = Arc::new(changed);
-                let client = self.server.oauth().and_then(|(url, oauth)| super::oauth::logins_for(url, oauth).ok()).and_then(|l| l.into_iter().next()).map(|l| l.client_id);
+                let client = self.stored_client();
                 *state = State::Up { service, changed: changed.clone(), stderr: stderr.clone(), failures, since: Instant::now(), client };
                 Ok((peer, changed, stderr))
             }
@@ -232,15 +232,12 @@ impl Connection {
         }
     }
 
-    /// Start the process, complete the handshake and list the tools within
-    /// the timeout; compare each pinned tool with what is listed.
     /// After a refused call: when the stored log-in is now another client's
     /// than the one this connection started with (`auth login` ran since),
     /// drop the connection so that a call starts it with the new log-in;
     /// whether it did.
     async fn restart_if_logged_in_anew(&self) -> bool {
-        let Some((url, oauth)) = self.server.oauth() else { return false };
-        let now = super::oauth::logins_for(url, oauth).ok().and_then(|l| l.into_iter().next()).map(|l| l.client_id);
+        let now = self.stored_client();
         let mut state = self.state.lock().await;
         if let State::Up { client, .. } = &*state {
             if now.is_some() && *client != now {
@@ -251,6 +248,14 @@ impl Connection {
         false
     }
 
+    /// The OAuth client of the server's stored log-in, if it has one.
+    fn stored_client(&self) -> Option<String> {
+        let (url, oauth) = self.server.oauth()?;
+        super::oauth::logins_for(url, oauth).ok()?.into_iter().next().map(|l| l.client_id)
+    }
+
+    /// Start the process, complete the handshake and list the tools within
+    /// the timeout; compare each pinned tool with what is listed.
     async fn start(&self) -> Result<(RunningService<RoleClient, ()>, BTreeMap<&'static str, String>, StderrTail), UpstreamError> {
         let Connected { service, tools: listed, stderr } = connect(&self.server).await?;
         let live: BTreeMap<String, Value> =

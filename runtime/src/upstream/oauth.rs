@@ -84,9 +84,13 @@ pub struct Login {
 }
 
 impl Entry {
+    /// The token response as RFC 6749 §5.1 words it (`expires_in`, `refresh_token`).
+    fn token(&self) -> serde_json::Value {
+        self.credentials.token_response.as_ref().and_then(|t| serde_json::to_value(t).ok()).unwrap_or_default()
+    }
+
     fn login(&self) -> Login {
-        // The token response as RFC 6749 §5.1 words it (`expires_in`, `refresh_token`).
-        let token = self.credentials.token_response.as_ref().and_then(|t| serde_json::to_value(t).ok()).unwrap_or_default();
+        let token = self.token();
         let expires_at = token.get("expires_in").and_then(serde_json::Value::as_u64).zip(self.credentials.token_received_at).map(|(ttl, at)| at + ttl);
         Login {
             resource: self.resource.clone(),
@@ -347,9 +351,9 @@ pub struct LoggedIn {
 /// Revoke an earlier log-in's refresh token at `endpoint` (RFC 7009, as
 /// the public client it was).
 async fn revoke(endpoint: &str, earlier: &Entry) -> Revoked {
-    let token = earlier.credentials.token_response.as_ref().and_then(|t| serde_json::to_value(t).ok()).and_then(|t| t.get("refresh_token").and_then(|r| r.as_str()).map(str::to_string));
-    let Some(token) = token else { return Revoked::NoToken };
-    let form = [("token", token.as_str()), ("token_type_hint", "refresh_token"), ("client_id", earlier.client_id.as_str())];
+    let token = earlier.token();
+    let Some(token) = token.get("refresh_token").and_then(|r| r.as_str()) else { return Revoked::NoToken };
+    let form = [("token", token), ("token_type_hint", "refresh_token"), ("client_id", earlier.client_id.as_str())];
     let body: String = form.iter().map(|(k, v)| format!("{k}={}", form_encode(v))).collect::<Vec<_>>().join("&");
     let sent = reqwest::Client::new().post(endpoint).header("content-type", "application/x-www-form-urlencoded").body(body).send().await;
     match sent {
