@@ -5,50 +5,25 @@ use std::path::{Path, PathBuf};
 use capspec_codegen::code_first::{CodeFirstInput, ExportFailure};
 use clap::{Parser, Subcommand, ValueEnum};
 
-pub(crate) const CONFIG_HELP: &str = "\
-PROJECT CONFIG (capspec.toml, in the root; paths relative to it):
-  specs = \"specs\"                      spec directory, searched recursively for *.yaml/*.yml (required)
-  snapshot = \"<specs>/categories.snap\" category snapshot file
-  [generate]
-  rust = \"src/generated\"               Rust bindings
-  js = \"guest\"                         guest JS facades and .d.ts
-  catalog = \"catalog\"                  prompt catalog and capabilities.json
-  specifier = \"@capspec/host\"          guest import prefix: \"@capspec/host/<module>\"
-  bridge = \"capspec:bridge\"            private bridge module the facades import
-  editor_schema = \"…\"                  where to write the spec format's JSON Schema for editors
-                                       (not written unless set)
-  [coverage]
-  sources = [\"src\"]                    scanned for #[capability] fns and #[derive(Capability)] structs
-  tests = [\"tests\"]                    scanned for tests that exercise capabilities
-  [code_first]
-  packages = []                        Cargo packages whose #[derive(Capability)] specs join the YAML
-                                       specs (sync/check build their lib tests to export them)
-  record = \"<specs>/code-first.json\"   generated record of what they last exported
-  [[allow]]                            suppress one coverage/*, breaking/*, lint/* or upstream/added finding:
-  rule = \"…\"  capability = \"…\" (or file = \"…\")  reason = \"a real reason\"
-  [upstream.NAME]                      an MCP server whose tools the module with `upstream: NAME` pins:
-  command = [\"prog\", \"arg\"]            stdio child process (or url = \"https://…/mcp\", token_env = \"VAR\")
-  auth = \"oauth\"                       instead of token_env: OAuth 2.1, log in once with `auth login NAME`
-  client_id = \"…\"  scopes = []          a pre-registered client; the scopes to ask for
-  client_metadata_url = \"https://…\"    a Client ID Metadata Document the project publishes
-  env = {}  cwd = \".\"                  added to its environment; its directory
-  start = \"eager\"  timeout_ms = 60000  or \"lazy\"; connect + list (and each mounted call)
-
-EXIT CODES:
-  0  nothing to report (warnings allowed)
-  1  at least one error finding
-  2  the command could not run (no config, unreadable root, bad flag)";
+/// The config keys (from the one key table) and the exit codes, after a
+/// command's own help.
+pub(crate) fn config_help() -> String {
+    format!(
+        "{}\n\nEXIT CODES:\n  0  nothing to report (warnings allowed)\n  1  at least one error finding\n  2  the command could not run (no config, unreadable root, bad flag)",
+        capspec_codegen::config_keys::help()
+    )
+}
 
 /// `check --help`: the rule table, then the config keys and exit codes.
 pub(crate) fn check_help() -> String {
-    format!("{}\n\n{CONFIG_HELP}", capspec_codegen::rules::help())
+    format!("{}\n\n{}", capspec_codegen::rules::help(), config_help())
 }
 
 #[derive(Parser)]
 #[command(
     name = "cargo capspec",
     about = "capspec: keep capabilities in one declarative place and fail CI when anything drifts from it",
-    after_help = CONFIG_HELP
+    after_help = "`--help` after a command explains it; `explain RULE` explains a finding."
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -96,10 +71,84 @@ pub(crate) enum PolicyCommand {
     /// decision — allow, ask or deny — with the policies that made it (or "mode × category"
     /// when none applied). `check` runs the same tests; a decision that differs from the
     /// test's `expect` is a policy/test finding, and the exit code is 1.
-    #[command(after_help = CONFIG_HELP)]
+    #[command(after_help = config_help())]
     Test {
         #[command(flatten)]
         root: RootArg,
+    },
+}
+
+/// Which serve store: `--store`, else `[serve] store`, else SQLite under
+/// the project's `.capspec/`.
+#[derive(clap::Args)]
+pub(crate) struct StoreArg {
+    #[command(flatten)]
+    pub(crate) root: RootArg,
+    /// The store: `sqlite:PATH` or `postgres://…` (default: `[serve] store` in
+    /// capspec.toml, else `sqlite:.capspec/store.db` in the project).
+    #[arg(long, value_name = "URL")]
+    pub(crate) store: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum AuditFormat {
+    Table,
+    Json,
+    Jsonl,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum AuditCommand {
+    /// Print the records that match every filter given, oldest first.
+    ///
+    /// Each record is as stored: a decision record (before the call ran, or instead of it)
+    /// or an outcome record (after it), with arguments and results as keyed hashes.
+    Query {
+        #[command(flatten)]
+        store: StoreArg,
+        /// Calls of this principal (an access token's `sub`, `token`, `local`).
+        #[arg(long)]
+        principal: Option<String>,
+        /// Calls of this capability (`module.name`).
+        #[arg(long)]
+        capability: Option<String>,
+        /// Decision records with this decision: allowed, approved, declined, denied_policy,
+        /// denied_scope, denied_gate, invalid_arguments, unknown_capability, limit_exceeded,
+        /// replay_diverged, replayed.
+        #[arg(long)]
+        decision: Option<String>,
+        /// At or after this date (`2026-12-01`) or UTC time (`2026-12-01T09:30:00Z`).
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+        /// Before this date or UTC time.
+        #[arg(long, value_name = "TIME")]
+        until: Option<String>,
+        /// Calls made with exactly these arguments (JSON), matched by their keyed hash;
+        /// needs the server's --state-key-file.
+        #[arg(long, value_name = "JSON", requires = "state_key_file")]
+        arguments: Option<String>,
+        /// The key file the server was started with (for --arguments).
+        #[arg(long, value_name = "FILE")]
+        state_key_file: Option<PathBuf>,
+        /// How to print them.
+        #[arg(long, value_enum, default_value_t = AuditFormat::Table)]
+        format: AuditFormat,
+        /// At most this many records (the newest).
+        #[arg(long, value_name = "N")]
+        limit: Option<i64>,
+    },
+    /// Walk every instance's chain and report the first record that breaks it (exit 1).
+    Verify {
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Drop the records before a date, keeping a checkpoint so `verify` still holds.
+    Purge {
+        #[command(flatten)]
+        store: StoreArg,
+        /// Drop the records before this date (`2026-12-01`) or UTC time.
+        #[arg(long, value_name = "TIME")]
+        before: String,
     },
 }
 
@@ -140,29 +189,8 @@ pub(crate) enum AuthCommand {
 
 #[derive(Subcommand)]
 pub(crate) enum Command {
-    /// Turn another tool surface into a capspec spec file.
-    #[command(subcommand)]
-    Import(ImportSource),
-    /// Regenerate every artifact from the specs; write only what changed, remove orphaned
-    /// generated files. With spec errors nothing is written.
-    #[command(after_help = CONFIG_HELP)]
+    /// Adopt capspec in an existing Cargo package or workspace member.
     ///
-    /// Code-first specs are exported by building the [code_first] packages' lib tests; a
-    /// package that does not build keeps its recorded specs, the rest is still regenerated,
-    /// and sync exits 1.
-    Sync {
-        #[command(flatten)]
-        root: RootArg,
-        #[command(flatten)]
-        build: BuildArg,
-    },
-    /// Append a ready-to-fill #[capability] fn for every capability without an impl to
-    /// <first coverage source>/capabilities/<module>.rs (never touching existing code).
-    #[command(after_help = CONFIG_HELP)]
-    Scaffold {
-        #[command(flatten)]
-        root: RootArg,
-    },
     /// Adopt capspec in an existing Cargo package (or a member of a workspace): write
     /// capspec.toml, an example spec module with its impl and a test, the xtask crate and
     /// its `cargo xtask` alias, a freshness test, a GitHub Actions workflow and the
@@ -195,20 +223,8 @@ pub(crate) enum Command {
         #[arg(long, value_name = "REV", requires = "capspec_git")]
         rev: Option<String>,
     },
-    /// Print the coverage table: one row per capability with its category, the fn that
-    /// implements it (file:line), the tests that exercise it (file::test_fn), and the reason of
-    /// its `coverage/untested` [[allow]] entry where no test does. Computed from the same scan
-    /// as check (the [coverage] sources and tests), so it needs no sync; never writes.
-    #[command(after_help = CONFIG_HELP)]
-    Coverage(CoverageArgs),
-    /// The project's Cedar policies (DESIGN §14): `policy test` runs <dir>/tests.yaml alone.
-    #[command(subcommand)]
-    Policy(PolicyCommand),
-    /// OAuth log-ins to upstream servers behind OAuth 2.1 (`auth = "oauth"` in
-    /// `[upstream.NAME]`; needs the feature `live`): `auth login NAME`, `auth status`,
-    /// `auth logout NAME`.
-    #[command(subcommand)]
-    Auth(AuthCommand),
+    /// Report every finding: specs, drift, coverage, breaking changes.
+    ///
     /// Validate specs and config, compare every generated file with what the specs produce,
     /// and report every finding (never writes).
     #[command(after_help = check_help())]
@@ -241,6 +257,45 @@ pub(crate) enum Command {
         #[arg(long)]
         upstream: bool,
     },
+    /// Regenerate every artifact from the specs; write only what changed.
+    ///
+    /// Regenerate every artifact from the specs; write only what changed, remove orphaned
+    /// generated files. With spec errors nothing is written.
+    ///
+    /// Code-first specs are exported by building the [code_first] packages' lib tests; a
+    /// package that does not build keeps its recorded specs, the rest is still regenerated,
+    /// and sync exits 1.
+    #[command(after_help = config_help())]
+    Sync {
+        #[command(flatten)]
+        root: RootArg,
+        #[command(flatten)]
+        build: BuildArg,
+    },
+    /// Show each capability's impl and the tests that exercise it.
+    ///
+    /// Print the coverage table: one row per capability with its category, the fn that
+    /// implements it (file:line), the tests that exercise it (file::test_fn), and the reason of
+    /// its `coverage/untested` [[allow]] entry where no test does. Computed from the same scan
+    /// as check (the [coverage] sources and tests), so it needs no sync; never writes.
+    #[command(after_help = config_help())]
+    Coverage(CoverageArgs),
+    /// Write impl stubs for the capabilities that have none.
+    ///
+    /// Append a ready-to-fill #[capability] fn for every capability without an impl to
+    /// <first coverage source>/capabilities/<module>.rs (never touching existing code).
+    #[command(after_help = config_help())]
+    Scaffold {
+        #[command(flatten)]
+        root: RootArg,
+    },
+    /// Turn an MCP server's tools into a spec module.
+    ///
+    /// Turn another tool surface into a capspec spec file.
+    #[command(subcommand)]
+    Import(ImportSource),
+    /// Serve the project's upstream modules over MCP, as a gateway.
+    ///
     /// Serve the project's upstream modules over MCP — a gateway with no Rust code: start
     /// the [upstream.*] servers (eager ones now, lazy ones on their first call), check each
     /// tool against its pin, and serve them as agent-host serve serves its modules (needs
@@ -250,6 +305,35 @@ pub(crate) enum Command {
     /// protocol 2026-07-28 an `execute_code` action that asks is resumed by replay: its
     /// calls so far travel, encrypted, in the `requestState`, and none runs twice.
     Serve(Box<ServeArgs>),
+    /// Log in to OAuth upstream servers; show or forget the log-ins.
+    ///
+    /// OAuth log-ins to upstream servers behind OAuth 2.1 (`auth = "oauth"` in
+    /// `[upstream.NAME]`; needs the feature `live`): `auth login NAME`, `auth status`,
+    /// `auth logout NAME`.
+    #[command(subcommand)]
+    Auth(AuthCommand),
+    /// Query, verify and purge the audit log of served calls.
+    ///
+    /// Every call `serve` serves is recorded in the serve store: a decision record before
+    /// it runs (a call the store cannot record does not run) and an outcome record after,
+    /// each chained to its instance's previous record, so an edit or a gap shows.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+    /// Test the project's Cedar policies and print each decision.
+    ///
+    /// The project's Cedar policies: `policy test` runs <dir>/tests.yaml alone.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+    /// Explain a rule: a project that reports it, and the same one fixed.
+    ///
+    /// Like `rustc --explain`: why the rule exists, what to do, then a small project that
+    /// produces the finding and the same project fixed, as files and the commands to run.
+    /// Without a rule, every rule with its one-line summary. Every finding `check` prints
+    /// ends with the command that explains it.
+    Explain {
+        /// The rule, as findings name it (e.g. `spec/unknown-field`).
+        rule: Option<String>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -306,7 +390,7 @@ pub(crate) struct ServeArgs {
     /// `direct: true`; `tools`: one tool per non-deferred capability, and `tool_search`.
     #[arg(long, default_value = "code", value_parser = ["code", "tools"])]
     pub(crate) surface: String,
-    /// The project's policies (`[policy] dir`, DESIGN §14) decide every call: `enforce`
+    /// The project's policies (`[policy] dir`) decide every call: `enforce`
     /// them, or only `log` what they would decide (receipts, the `capspec.policy` span
     /// field) while mode × category decides.
     #[arg(long, default_value = "enforce", value_parser = ["enforce", "log"])]
@@ -315,6 +399,17 @@ pub(crate) struct ServeArgs {
     /// accept-edits (also allow write), auto (allow everything).
     #[arg(long, default_value = "default", value_parser = ["plan", "default", "accept-edits", "auto"])]
     pub(crate) mode: String,
+    /// The serve store the audit log goes to: `sqlite:PATH` or `postgres://…` (default:
+    /// `[serve] store` in capspec.toml, else `sqlite:.capspec/store.db` in the project).
+    #[arg(long, value_name = "URL")]
+    pub(crate) store: Option<String>,
+    /// Record argument values in the audit log too, not only their keyed hashes.
+    #[arg(long)]
+    pub(crate) audit_arguments: bool,
+    /// This instance's name in the audit log: its records form one chain, continued after
+    /// a restart under the same name (default: the host name and the address served).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) instance: Option<String>,
     /// Serve only these modules (comma-separated); default: every upstream module.
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub(crate) modules: Vec<String>,

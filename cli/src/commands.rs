@@ -115,6 +115,22 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
             }
         }
         Command::Auth(command) => crate::auth::run(command),
+        Command::Audit(command) => crate::audit::run(command),
+        Command::Explain { rule: Some(rule) } => match capspec_codegen::explain::find(&rule) {
+            Some(explanation) => {
+                print!("{}", capspec_codegen::explain::render(&explanation));
+                0
+            }
+            None => {
+                let ids = capspec_codegen::rules::ALL.iter().map(|r| r.id);
+                fatal(format!("no rule `{rule}`{}; `{bin_name} explain` lists them", capspec_codegen::rules::did_you_mean(&rule, ids)))
+            }
+        },
+        Command::Explain { rule: None } => {
+            println!("{}", capspec_codegen::rules::help());
+            println!("\n`{bin_name} explain RULE` explains one, with a project that reports it and the same project fixed.");
+            0
+        }
         Command::Policy(PolicyCommand::Test { root }) => {
             let root = match root.resolve() {
                 Ok(root) => root,

@@ -274,6 +274,7 @@ pub(crate) fn init(root: &Path, source: SourceArg) -> Result<Outcome, String> {
     for (path, contents) in &files {
         write_new(root, "", path, contents, &mut out)?;
     }
+    gitignore(root, &mut out)?;
     if out.kept.iter().any(|k| k.starts_with("src/lib.rs")) {
         out.notes.push("src/lib.rs exists and was kept: add `pub mod capabilities;` and `pub mod generated;` to it so the example compiles".into());
     }
@@ -431,6 +432,23 @@ fn set_entry(text: &mut String, table: &str, key: &str, line: &str, rewrite: boo
     new[at] = line.to_string();
     *text = new.join("\n") + "\n";
     Entry::Replaced(old)
+}
+
+/// Add `/.capspec/` (where `serve` keeps its store by default) to the
+/// package's `.gitignore`, unless it is there.
+fn gitignore(root: &Path, out: &mut Outcome) -> Result<(), String> {
+    let path = root.join(".gitignore");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    if text.lines().any(|l| matches!(l.trim(), ".capspec" | ".capspec/" | "/.capspec" | "/.capspec/")) {
+        return Ok(());
+    }
+    let sep = if text.is_empty() || text.ends_with('\n') { "" } else { "\n" };
+    std::fs::write(&path, format!("{text}{sep}/.capspec/\n")).map_err(|e| format!("cannot write `{}`: {e}", path.display()))?;
+    match text.is_empty() {
+        true => out.written.push(".gitignore".into()),
+        false => out.edited.push(".gitignore (+ /.capspec/, where `serve` keeps its store)".into()),
+    }
+    Ok(())
 }
 
 /// Write `path` under `base` unless it exists (then it is kept); it is

@@ -49,10 +49,12 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 mod args;
+mod audit;
 mod auth;
 mod commands;
 mod init;
 mod live;
+pub mod reference;
 mod root;
 #[cfg(feature = "live")]
 mod serve;

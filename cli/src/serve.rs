@@ -78,6 +78,7 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
         None => capspec::mcp::StateKey::random(),
     }
     .with_ttl(Duration::from_secs(args.state_ttl));
+    let audit_key = key.audit_key();
     let auth = match (&args.token_file, &args.oauth_issuer, &args.resource) {
         (Some(file), _, _) => Some(capspec::mcp::HttpAuth::TokenFile(file.clone())),
         (None, Some(issuer), Some(resource)) => Some(capspec::mcp::HttpAuth::OAuth(capspec::mcp::oauth::OAuthOptions {
@@ -106,6 +107,10 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
         let host = with_policies(capspec::mcp::McpHost::new(guest, surface, mode), root, &project, args)?.with_state_key(key)
             .with_replay_bounds(replay_bounds(args))
             .with_unmounted(upstreams.unmounted().to_vec());
+        #[cfg(feature = "store")]
+        let host = host.with_audit(audit_log(root, args, audit_key).await?);
+        #[cfg(not(feature = "store"))]
+        let _ = audit_key;
         let served = capspec::mcp::serve(host, listen, "capspec serve").await.map_err(|e| e.to_string());
         upstreams.shutdown().await;
         served
@@ -210,6 +215,21 @@ fn spec(values: &SpecConst) -> Spec {
         deprecated: values.deprecated.as_deref().map(leak),
         fingerprint: leak(&values.fingerprint),
     }
+}
+
+/// The audit log every served call is recorded in (DESIGN §15): the
+/// project's serve store, this instance's chain in it.
+#[cfg(feature = "store")]
+async fn audit_log(root: &Path, args: &ServeArgs, key: [u8; 32]) -> Result<std::sync::Arc<capspec_store::AuditLog>, String> {
+    let url = crate::audit::store_url(root, args.store.as_deref());
+    let store = capspec_store::Store::open(&url).await.map_err(|e| e.0)?;
+    let instance = args.instance.clone().unwrap_or_else(|| capspec_store::default_instance(&args.http.map_or_else(|| "stdio".to_string(), |a| a.to_string())));
+    eprintln!("capspec serve: recording every call in the audit log at `{}` (instance `{instance}`)", store.url());
+    if args.state_key_file.is_none() {
+        eprintln!("capspec serve: without --state-key-file, the audit log's keyed hashes change at every start (`audit query --arguments` matches only this run's)");
+    }
+    let options = capspec_store::AuditOptions { instance, key, keep_arguments: args.audit_arguments };
+    capspec_store::AuditLog::start(store, options).await.map_err(|e| e.0)
 }
 
 #[cfg(test)]

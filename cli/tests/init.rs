@@ -69,6 +69,10 @@ fn a_new_cargo_project_adopts_capspec_in_one_command() {
     for path in ["capspec.toml", "specs/example.yaml", "src/capabilities/example.rs", "tests/capspec_fresh.rs", "xtask/src/main.rs", ".cargo/config.toml", ".github/workflows/capspec.yml"] {
         assert!(said.contains(&format!("wrote    {path}\n")), "{path} not written:\n{said}");
     }
+    // `cargo new --vcs none` writes no .gitignore: init writes one keeping
+    // the serve store (`serve`'s default `.capspec/store.db`) out of git.
+    assert!(said.contains("wrote    .gitignore\n"), "{said}");
+    assert_eq!(std::fs::read_to_string(project.join(".gitignore")).unwrap(), "/.capspec/\n");
     let manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
     assert!(manifest.contains("[workspace]\nmembers = [\".\", \"xtask\"]"), "{manifest}");
     // The same dev-profile overrides as this repo's (`cargo xtask` runs in

@@ -1,4 +1,4 @@
-//! The migration guide (docs/migrating-from-rmcp.md), followed command by
+//! The migration guide (docs/src/migrating-from-rmcp.md), followed command by
 //! command on a copy of a server shaped like real rmcp servers
 //! (tests/fixtures/migrate/rmcp: `#[tool_router]`, `Parameters<T>`, serde
 //! renames, `Option` fields, a shared store, an app with `/health`), both

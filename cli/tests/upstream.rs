@@ -551,6 +551,19 @@ fn a_gateways_policies_are_checked_and_enforced_on_an_upstream_server() {
         assert_eq!(large["_meta"]["io.capspec/receipts"][0]["policy"], json!(["large-sums-ask"]), "{large:#}");
         logging.cancel().await.unwrap();
 
+        // Every call above is in the audit log, the project's serve store
+        // (`.capspec/store.db`): a denial names the policy that decided, and
+        // every instance's chain holds.
+        let query = capspec(dir, &["audit", "query", "--decision", "denied_policy", "--format", "json"]);
+        let denied: Value = serde_json::from_slice(&query.stdout).unwrap_or_else(|_| panic!("{}", text(&query)));
+        let by_policy: Vec<Value> = denied.as_array().unwrap().iter().map(|r| json!([r["capability"], r["policies"], r["principal"]])).collect();
+        assert!(by_policy.contains(&json!(["everything.get_sum", ["no-negative-sums"], "local"])), "{denied:#}");
+        let outcomes = capspec(dir, &["audit", "query", "--capability", "everything.get_sum", "--format", "jsonl"]);
+        assert!(text(&outcomes).lines().any(|l| l.contains("\"kind\":\"outcome\"") && l.contains("\"status\":\"ok\"")), "{}", text(&outcomes));
+        assert!(!text(&outcomes).contains("42.5"), "a result reached the log as a value: {}", text(&outcomes));
+        let verify = capspec(dir, &["audit", "verify"]);
+        assert_eq!(verify.status.code(), Some(0), "{}", text(&verify));
+
         // In process, as a host mounts the same server beside its own
         // modules: `invoke` on the upstream capability meets the same
         // policies; the ask goes to the host's approver.

@@ -268,7 +268,15 @@ fn log_in_once_then_import_check_call_refresh_and_log_out() {
     assert!(stats["refreshes"].as_u64().unwrap() >= 1 && stats["accepted"].as_u64().unwrap() >= 2, "the token was refreshed: {stats}");
     let refreshed: Value = serde_json::from_slice(&std::fs::read(&user.credential_files()[0]).unwrap()).unwrap();
     assert_ne!(refreshed["credentials"]["token_response"]["access_token"].as_str(), Some(token.as_str()), "the refreshed token is stored");
-    assert_eq!(files(user.project.path()).iter().filter(|f| !f.starts_with("specs/") && !f.starts_with("catalog/") && !f.starts_with("guest/") && !f.starts_with("src/")).collect::<Vec<_>>(), ["capspec.toml"], "nothing of the log-in in the project");
+    // Besides the generated files, the project holds its config and the
+    // serve store's audit log, and neither holds a token.
+    assert_eq!(files(user.project.path()).iter().filter(|f| !f.starts_with("specs/") && !f.starts_with("catalog/") && !f.starts_with("guest/") && !f.starts_with("src/") && !f.starts_with(".capspec/store.db-")).collect::<Vec<_>>(), [".capspec/store.db", "capspec.toml"], "nothing of the log-in in the project");
+    for file in [".capspec/store.db", ".capspec/store.db-wal"] {
+        let bytes = std::fs::read(user.project.path().join(file)).unwrap_or_default();
+        for secret in [token.as_str(), refreshed["credentials"]["token_response"]["access_token"].as_str().unwrap()] {
+            assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "a token in {file}");
+        }
+    }
 
     // The server refuses every token: one refresh, then upstream_unauthorized
     // naming the log-in command; check says upstream/unauthorized.

@@ -45,6 +45,7 @@ mod coverage;
 pub mod coverage_table;
 mod drift;
 mod error;
+pub mod explain;
 mod finding;
 mod lint;
 pub mod import;
@@ -68,6 +69,7 @@ mod yaml;
 
 pub use check::{CheckOptions, assert_fresh, check, check_with};
 pub use config::CONFIG_FILE;
+pub use config::keys as config_keys;
 pub use coverage_table::CoverageTable;
 pub use error::{BaseError, FatalError};
 pub use finding::{Finding, Severity, Summary};

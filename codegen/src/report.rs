@@ -107,7 +107,8 @@ pub fn sarif(report: &Report) -> String {
                 "id": rule.id,
                 "name": rule.id.replace(['/', '-'], "_"),
                 "shortDescription": { "text": rule.summary },
-                "defaultConfiguration": { "level": "error" },
+                "help": { "text": format!("`{}` explains it, with a project that reports it and the same project fixed", explain_command(rule.id)) },
+                "defaultConfiguration": { "level": rule.severity().as_str() },
             })
         })
         .collect();
@@ -194,6 +195,7 @@ pub fn human(report: &Report) -> String {
                 let _ = writeln!(out, "{pad} | {line}");
             }
         }
+        let _ = writeln!(out, "{pad} = help: `{}`", explain_command(&f.rule));
         out.push('\n');
     }
     let s = report.summary();
@@ -203,6 +205,11 @@ pub fn human(report: &Report) -> String {
         let _ = writeln!(out, "capspec: {} error{}, {} warning{}", s.errors, plural(s.errors), s.warnings, plural(s.warnings));
     }
     out
+}
+
+/// The command that explains `rule`, which every finding's text ends with.
+pub fn explain_command(rule: &str) -> String {
+    format!("cargo capspec explain {rule}")
 }
 
 fn plural(n: usize) -> &'static str {
@@ -255,6 +262,7 @@ pub fn github(report: &Report) -> String {
             message.push('\n');
             message.push_str(diff);
         }
+        message.push_str(&format!("\n(`{}`)", explain_command(&f.rule)));
         let _ = writeln!(
             out,
             "::{level} file={},line={},col={},title={}::{}",

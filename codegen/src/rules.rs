@@ -1,11 +1,11 @@
 //! The one rule table: every rule id capspec reports, with its one-line
 //! summary and whether an `[[allow]]` entry may suppress it. Findings, the
 //! SARIF rule metadata, `check --help` and the suppression check all read
-//! this table; a test keeps the README's rule table equal to it.
+//! this table, and so do `explain` and the book's rules reference.
 
 // The summaries are plain text shown in `--help` and SARIF as well: their
 // brackets (`[[allow]]`, `[code_first]`) are not doc links.
-#![allow(rustdoc::broken_intra_doc_links)]
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 /// One rule: its id (`family/name`), what it reports, and whether
 /// `[[allow]]` can suppress it (only `coverage/*`, `breaking/*`, `upstream/added`, `policy/unreachable` and
@@ -96,10 +96,29 @@ rules! {
     IMPORT_KEYWORD = "import/unsupported-keyword", false, "warning: import mcp dropped a schema keyword outside the subset";
 }
 
+impl Rule {
+    /// The severity of its findings: a warning when its summary says so
+    /// (`warning: …`, or `with --upstream, warning: …`), else an error.
+    pub fn severity(&self) -> crate::Severity {
+        if self.summary.starts_with("warning:") || self.summary.contains(", warning:") { crate::Severity::Warning } else { crate::Severity::Error }
+    }
+
+    /// The summary without its severity prefix.
+    pub fn what(&self) -> &'static str {
+        match self.summary.split_once("warning: ") {
+            Some(("", after)) => after,
+            _ => self.summary,
+        }
+    }
+}
+
 /// The rule with this id.
 pub fn find(id: &str) -> Option<&'static Rule> {
     ALL.iter().find(|r| r.id == id)
 }
+
+/// `; did you mean `…`?` for a misspelt rule id (or any word), else empty.
+pub use capspec_names::did_you_mean;
 
 /// Ids an `[[allow]]` entry may name.
 pub fn suppressible() -> impl Iterator<Item = &'static str> {

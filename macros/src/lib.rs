@@ -6,6 +6,31 @@
 //! `errors`: parse (`syn`) → check → expand. On any error the user's item is
 //! re-emitted unchanged next to the `compile_error!`, so the IDE keeps
 //! working and no secondary errors cascade.
+//!
+//! A code-first capability: the derive declares its spec (the doc comment
+//! is its description, the fields its closed input), `#[capability]` makes
+//! the fn its impl.
+//!
+//! ```
+//! use capspec::{CapResult, Capability, Run, capability};
+//!
+//! /// Add tags to a note.
+//! #[derive(serde::Deserialize, schemars::JsonSchema, Capability)]
+//! #[capability(module = "notes", category = "write")]
+//! pub struct TagNote {
+//!     /// The note to tag.
+//!     pub note_id: String,
+//!     pub tags: Vec<String>,
+//! }
+//!
+//! #[capability]
+//! async fn tag_note(_run: &Run, args: TagNote) -> CapResult<usize> {
+//!     Ok(args.tags.len())
+//! }
+//!
+//! assert_eq!((TagNote::SPEC.module, TagNote::SPEC.name), ("notes", "tag_note"));
+//! assert_eq!(TagNote::SPEC.description, "Add tags to a note.");
+//! ```
 
 #![warn(missing_docs)]
 

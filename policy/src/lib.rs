@@ -3,12 +3,22 @@
 //!
 //! - the four [`Category`]s and the permission [`Mode`]s;
 //! - the mode × category matrix ([`floor`]) and how a policy's [`Effect`]
-//!   refines it ([`ruling`], DESIGN §14);
+//!   refines it ([`ruling`]);
 //! - the Cedar names a spec becomes ([`NAMESPACE`], [`category_group`],
 //!   [`module_group`]) and the Cedar type of a capability's input
 //!   ([`types::input_type`]);
 //! - with the feature `cedar`, a project's policies: loaded, located,
 //!   indexed by action and evaluated failing closed ([`Policies`]).
+//!
+//! ```
+//! use capspec_policy::{Category, Effect, Mode, Ruling, Verdict, floor, ruling};
+//!
+//! // The default mode runs reads and asks for everything else.
+//! assert_eq!(floor(Mode::Default, Category::Read), Verdict::Allow);
+//! assert_eq!(floor(Mode::Default, Category::Write), Verdict::Ask);
+//! // A satisfied `forbid` denies whatever the mode would do.
+//! assert_eq!(ruling(Some(Effect::Forbid), Mode::Auto, Category::Read), Ruling::Deny);
+//! ```
 
 use std::fmt;
 

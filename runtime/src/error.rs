@@ -4,64 +4,52 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// Why a call did not produce a result: the `error` code every entrance reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    /// No capability (or alias) by that name is mounted.
-    UnknownCapability,
-    /// A bare name or alias that more than one mounted module has; call it
-    /// as `module.name` (the message lists the candidates).
-    AmbiguousCapability,
-    /// The arguments do not match the input schema.
-    InvalidArguments,
-    /// The gate asked and the approver said no (or there was nobody to ask).
-    PermissionDenied,
-    /// Plan mode refuses every non-read capability.
-    BlockedInPlanMode,
-    /// The implementation returned an error.
-    Failed,
-    /// The call ran past its time limit.
-    Timeout,
-    /// The run used up a limit (e.g. its call budget).
-    LimitExceeded,
-    /// A resumed action made another call at a journaled position than it
-    /// made the first time (DESIGN §10); the action ends there.
-    ReplayDiverged,
-    /// An upstream tool no longer matches its pin; it was not called.
-    UpstreamChanged,
-    /// The upstream server is not running (it did not start, or it exited).
-    UpstreamUnavailable,
-    /// The upstream server did not answer within its timeout; the call was cancelled.
-    UpstreamTimeout,
-    /// The upstream server answered with an error result.
-    UpstreamError,
-    /// The upstream server is behind OAuth and has no usable log-in: none
-    /// stored, or its token refused after one refresh (the message names
-    /// the log-in command).
-    UpstreamUnauthorized,
+macro_rules! error_codes {
+    ($($variant:ident = $code:literal, $doc:literal;)*) => {
+        /// Why a call did not produce a result: the `error` code every entrance reports.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum ErrorCode {
+            $(#[doc = $doc] $variant,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in the order the reference lists them.
+            pub const ALL: &[ErrorCode] = &[$(ErrorCode::$variant,)*];
+
+            /// The code as it crosses to callers (`unknown_capability`, …).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $code,)*
+                }
+            }
+
+            /// What the code means, in a sentence.
+            pub fn description(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $doc,)*
+                }
+            }
+        }
+    };
 }
 
-impl ErrorCode {
-    /// The code as it crosses to callers (`unknown_capability`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::UnknownCapability => "unknown_capability",
-            ErrorCode::AmbiguousCapability => "ambiguous_capability",
-            ErrorCode::InvalidArguments => "invalid_arguments",
-            ErrorCode::PermissionDenied => "permission_denied",
-            ErrorCode::BlockedInPlanMode => "blocked_in_plan_mode",
-            ErrorCode::Failed => "failed",
-            ErrorCode::Timeout => "timeout",
-            ErrorCode::LimitExceeded => "limit_exceeded",
-            ErrorCode::ReplayDiverged => "replay_diverged",
-            ErrorCode::UpstreamChanged => "upstream_changed",
-            ErrorCode::UpstreamUnavailable => "upstream_unavailable",
-            ErrorCode::UpstreamTimeout => "upstream_timeout",
-            ErrorCode::UpstreamError => "upstream_error",
-            ErrorCode::UpstreamUnauthorized => "upstream_unauthorized",
-        }
-    }
+error_codes! {
+    UnknownCapability = "unknown_capability", "No capability (or alias) by that name is mounted.";
+    AmbiguousCapability = "ambiguous_capability", "A bare name or alias that more than one mounted module has; call it as `module.name` (the message lists the candidates).";
+    InvalidArguments = "invalid_arguments", "The arguments do not match the input schema.";
+    PermissionDenied = "permission_denied", "The gate asked and the approver said no (or there was nobody to ask).";
+    BlockedInPlanMode = "blocked_in_plan_mode", "Plan mode refuses every non-read capability.";
+    Failed = "failed", "The implementation returned an error.";
+    Timeout = "timeout", "The call ran past its time limit.";
+    LimitExceeded = "limit_exceeded", "The run used up a limit (e.g. its call budget).";
+    ReplayDiverged = "replay_diverged", "A resumed action made another call at a journaled position than it made the first time; the action ends there.";
+    UpstreamChanged = "upstream_changed", "An upstream tool no longer matches its pin; it was not called.";
+    UpstreamUnavailable = "upstream_unavailable", "The upstream server is not running (it did not start, or it exited).";
+    UpstreamTimeout = "upstream_timeout", "The upstream server did not answer within its timeout; the call was cancelled.";
+    UpstreamError = "upstream_error", "The upstream server answered with an error result.";
+    AuditUnavailable = "audit_unavailable", "The audit log could not store the call's decision record, so the call did not run (nothing unrecorded runs).";
+    UpstreamUnauthorized = "upstream_unauthorized", "The upstream server is behind OAuth and has no usable log-in: none stored, or its token refused after one refresh (the message names the log-in command).";
 }
 
 impl fmt::Display for ErrorCode {

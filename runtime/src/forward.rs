@@ -21,7 +21,7 @@ pub trait Forward: Send + Sync {
     fn server(&self) -> &str;
 }
 
-/// A [`Forward`] implementation of one capability, for [`Registry::with_forwards`].
+/// A [`Forward`] implementation of one capability, for [`Registry::with_forwards`](crate::Registry::with_forwards).
 #[derive(Clone)]
 pub struct Forwarded {
     /// The module of the spec it implements.

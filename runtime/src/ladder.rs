@@ -10,8 +10,9 @@ use std::task::{Context, Poll};
 
 use serde_json::Value;
 
+use crate::audit::Decided;
 use crate::coerce;
-use crate::error::CallError;
+use crate::error::{CallError, ErrorCode};
 use crate::receipt::GateDecision;
 use crate::validate::Validator;
 
@@ -26,11 +27,21 @@ pub(crate) struct Reached<'a, E> {
     pub(crate) journal: Journaled,
     /// The policies that decided (DESIGN §14), or would have in log mode.
     pub(crate) policy: Vec<String>,
+    /// What was decided, as the audit log names it.
+    pub(crate) decided: Decided,
+    /// The id of its stored decision record, when it ran under an audit.
+    pub(crate) audited: Option<u64>,
 }
 
 impl<'a, E> Reached<'a, E> {
     pub(crate) fn refused(capability: &'a str, entry: Option<&'a E>, decision: Option<GateDecision>, err: CallError) -> Reached<'a, E> {
-        Reached { capability, entry, decision, result: Err(err), journal: Journaled::Not, policy: Vec::new() }
+        let decided = match err.code {
+            ErrorCode::InvalidArguments => Decided::InvalidArguments,
+            ErrorCode::LimitExceeded => Decided::LimitExceeded,
+            ErrorCode::ReplayDiverged => Decided::ReplayDiverged,
+            _ => Decided::UnknownCapability,
+        };
+        Reached { capability, entry, decision, result: Err(err), journal: Journaled::Not, policy: Vec::new(), decided, audited: None }
     }
 }
 

@@ -31,6 +31,7 @@
 
 #![warn(missing_docs)]
 
+pub mod audit;
 pub mod builtin;
 mod code_first;
 mod coerce;
@@ -53,6 +54,7 @@ pub mod policy;
 #[cfg(feature = "policy")]
 mod policy_gate;
 mod receipt;
+mod registration;
 mod registry;
 pub mod replay;
 mod run;

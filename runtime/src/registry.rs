@@ -11,63 +11,19 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{CallError, CapError, ErrorCode};
+use crate::error::{CallError, ErrorCode};
 use crate::gate::{Approval, ApprovalRequest, BoxFuture};
 use crate::policy::Step;
 use crate::receipt::{GateDecision, Receipt, Status};
 use crate::run::Run;
 use crate::validate::Validator;
 use crate::code_first::CodeFirst;
+pub use crate::registration::{ImplFn, Registration, RegistryError, registrations};
 pub use crate::forward::{Forward, Forwarded};
+use crate::audit::Decided;
 use crate::ladder::{CatchUnwind, Journaled, Reached, arguments, fill_message, panic_text};
 use crate::spec::{Category, Module, Spec};
 
-/// A type-erased capability implementation, as `#[capability]` registers it.
-pub type ImplFn = for<'a> fn(&'a Run, Value) -> BoxFuture<'a, Result<Value, CapError>>;
-
-/// One `#[capability]` fn, registered at link time.
-pub struct Registration {
-    /// The module and name of the spec the fn implements.
-    pub module: &'static str,
-    /// (With `module`.)
-    pub name: &'static str,
-    /// The fingerprint of the generated spec the fn was compiled against;
-    /// `None` for an impl of a code-first spec (its args struct is the
-    /// spec's own type, so there is nothing older to compile against).
-    pub fingerprint: Option<&'static str>,
-    /// The type-erased wrapper the macro generates.
-    pub call: ImplFn,
-    /// Where the fn is written, for registry errors.
-    pub file: &'static str,
-    /// Line of the fn.
-    pub line: u32,
-}
-
-inventory::collect!(Registration);
-
-/// Every registration linked into this binary.
-pub fn registrations() -> impl Iterator<Item = &'static Registration> {
-    inventory::iter::<Registration>.into_iter()
-}
-
-/// Problems found when the registry is built; all of them, not the first.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegistryError {
-    /// Every problem found, one line each.
-    pub problems: Vec<String>,
-}
-
-impl fmt::Display for RegistryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the capability registry is inconsistent:")?;
-        for p in &self.problems {
-            write!(f, "\n  - {p}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for RegistryError {}
 
 struct Entry {
     spec: &'static Spec,
@@ -77,6 +33,13 @@ struct Entry {
     validator: Validator,
     qualified: String,
     module: usize,
+}
+
+impl Entry {
+    /// What the audit log is told of a call of this capability.
+    fn audited<'a>(&'a self, upstream: Option<&'a str>, decided: Decided, policies: &'a [String], args: Option<&'a Value>) -> crate::audit::Call<'a> {
+        crate::audit::Call { capability: &self.qualified, category: Some(self.spec.category.as_str()), upstream, decided, policies, args }
+    }
 }
 
 /// What runs at the ladder's last step.
@@ -461,27 +424,34 @@ impl Mounted {
         // With no subscriber listening the span is disabled: skip the
         // instrumentation wrapper (its enter/exit on every poll) altogether.
         let reached = if span.is_disabled() { ladder.await } else { tracing::Instrument::instrument(ladder, span.clone()).await };
-        let Reached { capability, entry, decision, result, journal, policy } = reached;
+        let Reached { capability, entry, decision, result, journal, policy, decided, audited } = reached;
         let upstream = entry.and_then(|e| match &e.call {
             Call::Forward(forward) => Some(forward.server().to_string()),
             _ => None,
         });
-        let capability = capability.to_string();
         let status = Status::of(&result);
         crate::trace::finished(&span, decision, status, result.as_ref().err(), &policy);
         let mut duration = start.elapsed().saturating_sub(waited);
+        if let Some(caller) = run.caller() {
+            let call = crate::audit::Call { capability, category: entry.map(|e| e.spec.category.as_str()), upstream: upstream.as_deref(), decided, policies: &policy, args: None };
+            match audited {
+                Some(id) => crate::audit::outcome(caller, id, &call, &result, duration).await,
+                None if !decided.runs() => crate::audit::refused(caller, &call).await,
+                None => {}
+            }
+        }
         match (journal, replay) {
             // Suspended on an ask: no receipt until the call is answered.
             (Journaled::Waiting, _) => return (result, entry),
             // Answered from the journal: the receipt of the call as it ran.
             (Journaled::Replayed(micros), _) => duration = Duration::from_micros(micros),
             (Journaled::Record(args), Some((replay, at))) => {
-                let made = crate::replay::JournalEntry { capability: capability.clone(), args, decision: decision.unwrap_or(GateDecision::Auto), result: result.clone(), micros: 0, upstream: upstream.clone() };
+                let made = crate::replay::JournalEntry { capability: capability.to_string(), args, decision: decision.unwrap_or(GateDecision::Auto), result: result.clone(), micros: 0, upstream: upstream.clone() };
                 replay.record(at, made, duration);
             }
             _ => {}
         }
-        run.record(Receipt { principal: run.principal().shared_id(), capability, decision, status, duration, upstream, policy });
+        run.record(Receipt { principal: run.principal().shared_id(), capability: capability.to_string(), decision, status, duration, upstream, policy });
         (result, entry)
     }
 
@@ -522,7 +492,7 @@ impl Mounted {
                 crate::replay::Check::Fresh => journal = Journaled::Record(crate::replay::args_digest(&args)),
                 crate::replay::Check::Replayed(made) => {
                     let result = made.result.map_err(|e| CallError { capability: entry.qualified.clone(), ..e });
-                    return Reached { capability: qualified, entry: Some(entry), decision: Some(made.decision), result, journal: Journaled::Replayed(made.micros), policy: Vec::new() };
+                    return Reached { capability: qualified, entry: Some(entry), decision: Some(made.decision), result, journal: Journaled::Replayed(made.micros), policy: Vec::new(), decided: Decided::Replayed, audited: None };
                 }
                 crate::replay::Check::Diverged(err) => return Reached::refused(qualified, Some(entry), None, err),
             }
@@ -534,14 +504,15 @@ impl Mounted {
             // The fast path: no approver, no lock.
             Step::Allow => GateDecision::Auto,
             Step::Deny(message) => {
-                return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Denied), result: Err(refuse(ErrorCode::PermissionDenied, message)), journal, policy };
+                let decided = if run.principal().scopes().allows(entry.spec.category) { Decided::DeniedPolicy } else { Decided::DeniedScope };
+                return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Denied), result: Err(refuse(ErrorCode::PermissionDenied, message)), journal, policy, decided, audited: None };
             }
             Step::Block => {
                 let err = refuse(
                     ErrorCode::BlockedInPlanMode,
                     format!("plan mode allows only read capabilities; `{}` is {}", entry.qualified, entry.spec.category),
                 );
-                return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Blocked), result: Err(err), journal, policy };
+                return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Blocked), result: Err(err), journal, policy, decided: Decided::DeniedGate, audited: None };
             }
             Step::Ask { always: false } if run.gate().session().contains(&entry.qualified) => GateDecision::Approved,
             Step::Ask { .. } => {
@@ -556,7 +527,7 @@ impl Mounted {
                 let answer = match replay.map(|(replay, at)| replay.ask(at, &request)) {
                     Some(crate::replay::Ask::Suspend) => {
                         let err = refuse(ErrorCode::PermissionDenied, "the action is suspended until the client answers this call's approval".into());
-                        return Reached { capability: qualified, entry: Some(entry), decision: None, result: Err(err), journal: Journaled::Waiting, policy };
+                        return Reached { capability: qualified, entry: Some(entry), decision: None, result: Err(err), journal: Journaled::Waiting, policy, decided: Decided::Waiting, audited: None };
                     }
                     Some(crate::replay::Ask::Answer(answer)) => answer,
                     None => {
@@ -575,9 +546,18 @@ impl Mounted {
                     }
                     Approval::Deny(reason) => {
                         let err = refuse(ErrorCode::PermissionDenied, reason);
-                        return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Denied), result: Err(err), journal, policy };
+                        return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Denied), result: Err(err), journal, policy, decided: Decided::Declined, audited: None };
                     }
                 }
+            }
+        };
+        // The decision record is stored before the impl runs (DESIGN §15).
+        let decided = if decision == GateDecision::Auto { Decided::Allowed } else { Decided::Approved };
+        let audited = match crate::audit::before(run.caller(), &entry.audited(upstream, decided, &policy, Some(&args))).await {
+            Ok(id) => id,
+            Err(why) => {
+                let err = refuse(ErrorCode::AuditUnavailable, format!("the audit log could not record this call, so it did not run: {why}"));
+                return Reached { capability: qualified, entry: Some(entry), decision: Some(decision), result: Err(err), journal, policy, decided, audited: None };
             }
         };
         // 5. impl (a panic is contained and reported as `failed`)
@@ -594,6 +574,6 @@ impl Mounted {
             Ok(Err(e)) => Err(refuse(e.code, e.message)),
             Err(panic) => Err(refuse(ErrorCode::Failed, format!("the implementation panicked: {}", panic_text(&panic)))),
         };
-        Reached { capability: qualified, entry: Some(entry), decision: Some(decision), result, journal, policy }
+        Reached { capability: qualified, entry: Some(entry), decision: Some(decision), result, journal, policy, decided, audited }
     }
 }

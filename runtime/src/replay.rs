@@ -41,7 +41,7 @@ pub struct JournalEntry {
     /// `module.name`.
     #[serde(rename = "c")]
     pub capability: String,
-    /// [`args_digest`] of the validated arguments.
+    /// `args_digest` of the validated arguments.
     #[serde(rename = "a")]
     pub args: String,
     /// The gate's decision.
@@ -67,7 +67,7 @@ pub struct AskedCall {
     /// `module.name`.
     #[serde(rename = "c")]
     pub capability: String,
-    /// [`args_digest`] of its validated arguments.
+    /// `args_digest` of its validated arguments.
     #[serde(rename = "a")]
     pub args: String,
 }

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::audit::Audit;
 use crate::gate::{BoxFuture, Gate, Mode};
 use crate::principal::Principal;
 use crate::receipt::Receipt;
@@ -65,6 +66,7 @@ pub struct Run {
     router: Option<Arc<dyn ClientRouter>>,
     limits: Limits,
     replay: Option<Arc<Replay>>,
+    audit: Option<Audit>,
     #[cfg(feature = "policy")]
     policies: Option<Arc<crate::policy_gate::PolicyGate>>,
     calls: AtomicU32,
@@ -83,6 +85,7 @@ impl Run {
             router: None,
             limits: Limits::default(),
             replay: None,
+            audit: None,
             #[cfg(feature = "policy")]
             policies: None,
             calls: AtomicU32::new(0),
@@ -126,6 +129,24 @@ impl Run {
     pub fn with_replay(mut self, replay: Arc<Replay>) -> Run {
         self.replay = Some(replay);
         self
+    }
+
+    /// Record every call of this run in an audit log (DESIGN §15): its
+    /// decision before the impl runs (a call whose record cannot be stored
+    /// ends `audit_unavailable` and does not run), its outcome after.
+    pub fn with_audit(mut self, audit: Audit) -> Run {
+        self.audit = Some(audit);
+        self
+    }
+
+    /// The audit this run's calls are recorded in, if any.
+    pub fn audit(&self) -> Option<&Audit> {
+        self.audit.as_ref()
+    }
+
+    /// The run's audit with who calls and the mode, for its records.
+    pub(crate) fn caller(&self) -> Option<crate::audit::Caller<'_>> {
+        self.audit.as_ref().map(|audit| crate::audit::Caller { audit, principal: &self.principal, mode: self.mode() })
     }
 
     /// The replay this run's guest calls go through, if any.

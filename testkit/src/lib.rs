@@ -147,6 +147,8 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+pub mod postgres;
+
 /// A child process the test ends however the test ends (killed and waited
 /// for when dropped, a panicking test's included).
 pub struct KillOnDrop(pub std::process::Child);

@@ -1,4 +1,4 @@
-"""The notes server of the migration guide (docs/migrating-from-rmcp.md),
+"""The notes server of the migration guide (docs/src/migrating-from-rmcp.md),
 driven by Python's official MCP client after each way of adopting capspec.
 Run by cli/tests/migrate.rs:
 

@@ -25,6 +25,10 @@
 //! signature alone on the server's ring beside RustCrypto's `rsa` and
 //! aws-lc-rs with its parsed public key kept.
 //!
+//! capspec's server runs twice more with the shared token, recording every
+//! call in the audit log (DESIGN §15): to SQLite, and to a Postgres server of
+//! its own where Debian's postgresql is installed.
+//!
 //! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS]`
 
 use std::convert::Infallible;
@@ -76,13 +80,23 @@ fn main() {
     let resource_server = Arc::new(rt.block_on(oauth_server()));
     assert!(!std::ptr::eq(jsonwebtoken::crypto::CryptoProvider::try_get_default().expect("installed"), &rust_crypto::DEFAULT_PROVIDER), "the server verifies on ring");
     let tokens: Arc<[String]> = (0..SESSIONS).map(|i| oauth_token(&format!("user-{i}"))).collect();
+    // The audit log's stores: SQLite in a temp directory, and a Postgres
+    // server of its own on this machine where Debian's postgresql is installed.
+    let sqlite = std::env::temp_dir().join(format!("capspec-bench-audit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&sqlite);
+    let postgres = capspec_testkit::postgres::Postgres::start();
     let servers: Vec<(&str, SocketAddr, Arc<[String]>)> = rt.block_on(async {
-        vec![
+        let mut servers = vec![
             ("rmcp StreamableHttpService", rmcp_http(PeekServer).await, shared.clone()),
             ("  the same + capspec's receipt in _meta", rmcp_http(PeekMetaServer).await, shared.clone()),
             ("capspec serve_http (tools surface)", capspec_http(capspec::mcp::Auth::Token(TOKEN.into())).await, shared.clone()),
             ("  the same, OAuth (a JWT per client)", capspec_http(capspec::mcp::Auth::OAuth(resource_server)).await, tokens.clone()),
-        ]
+            ("  the same token, audit log to SQLite", capspec_audited(&format!("sqlite:{}/store.db", sqlite.display())).await, shared.clone()),
+        ];
+        if let Some(pg) = &postgres {
+            servers.push(("  the same token, audit log to Postgres", capspec_audited(&pg.url("bench")).await, shared.clone()));
+        }
+        servers
     });
     let revisions = [Revision::Sessions, Revision::Stateless];
     // [server][revision]: per-batch calls/s, and every call's latency (µs).
@@ -113,6 +127,13 @@ fn main() {
         }
         let (shared, oauth) = (at(&rates[2][r], 0.5), at(&rates[3][r], 0.5));
         println!("  OAuth against the shared token, {}: {:.3}× the calls/s", revision.name(), oauth / shared);
+        let shared_p99 = at(&latencies[2][r], 0.99);
+        for (s, store) in [(4, "SQLite"), (5, "Postgres")] {
+            if s < servers.len() {
+                let (rate, p99) = (at(&rates[s][r], 0.5), at(&latencies[s][r], 0.99));
+                println!("  audit to {store} against none, {}: {:.3}× the calls/s, {:.3}× the p99", revision.name(), rate / shared, p99 / shared_p99);
+            }
+        }
     }
     // Token validation alone, against one client's round trip unloaded.
     let round_trip = rt.block_on(solo(servers[2].1, &servers[2].2));
@@ -359,10 +380,23 @@ fn response_of(body: &[u8]) -> Option<Value> {
 
 /// capspec's HTTP server on a loopback port, admitting as `auth` says.
 async fn capspec_http(auth: capspec::mcp::Auth) -> SocketAddr {
+    capspec_served(capspec_host(), auth).await
+}
+
+async fn capspec_served(host: capspec::mcp::McpHost, auth: capspec::mcp::Auth) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("an address");
-    tokio::spawn(capspec::mcp::serve_http(capspec_host(), listener, capspec::mcp::HttpOptions::with_auth(auth)));
+    tokio::spawn(capspec::mcp::serve_http(host, listener, capspec::mcp::HttpOptions::with_auth(auth)));
     addr
+}
+
+/// capspec's server behind the shared token, recording every call in the
+/// audit log of the store at `url` (DESIGN §15).
+async fn capspec_audited(url: &str) -> SocketAddr {
+    let store = capspec_store::Store::open(url).await.expect("the store opens");
+    let options = capspec_store::AuditOptions { instance: "bench".into(), key: [7; 32], keep_arguments: false };
+    let log = capspec_store::AuditLog::start(store, options).await.expect("the audit log starts");
+    capspec_served(capspec_host().with_audit(log), capspec::mcp::Auth::Token(TOKEN.into())).await
 }
 
 /// rmcp's `StreamableHttpService` for `server`, on hyper as capspec serves

@@ -14,6 +14,7 @@ use crate::source::Sources;
 use crate::yaml::Pos;
 use capspec_names::did_you_mean;
 
+pub mod keys;
 mod reader;
 mod upstream;
 pub use reader::CONFIG_FILE;
@@ -56,6 +57,9 @@ pub struct Config {
     /// with it, `sync` writes `<catalog>/capspec.cedarschema` and `check`
     /// checks the policies.
     pub policy: Option<PolicyConfig>,
+    /// `[serve] store = "sqlite:…" | "postgres://…"`: the serve store
+    /// (DESIGN §15); `None`: the default, SQLite under `.capspec/`.
+    pub store: Option<String>,
 }
 
 /// `[policy]`: where the project's Cedar policies and their tests live.
@@ -177,7 +181,7 @@ impl Reader<'_> {
     }
 
     fn config(&mut self, root: &Path, table: &DeTable<'_>) -> Option<Config> {
-        self.unknown_keys(table, &["specs", "snapshot", "generate", "coverage", "code_first", "allow", "upstream", "policy"], "capspec.toml");
+        self.unknown_keys(table, &keys::of(""), "capspec.toml");
         let specs = match table.get_key_value("specs") {
             None => {
                 self.error(
@@ -205,7 +209,7 @@ impl Reader<'_> {
 
         let empty = DeTable::new();
         let gen_table = self.section(table, "generate").unwrap_or(&empty);
-        self.unknown_keys(gen_table, &["rust", "js", "catalog", "specifier", "bridge", "editor_schema", "providers"], "[generate]");
+        self.unknown_keys(gen_table, &keys::of("generate"), "[generate]");
         let generate = Generate {
             rust: self.path(gen_table.get_key_value("rust"), defaults::RUST),
             js: self.path(gen_table.get_key_value("js"), defaults::JS),
@@ -227,14 +231,14 @@ impl Reader<'_> {
         }
 
         let cov_table = self.section(table, "coverage").unwrap_or(&empty);
-        self.unknown_keys(cov_table, &["sources", "tests"], "[coverage]");
+        self.unknown_keys(cov_table, &keys::of("coverage"), "[coverage]");
         let coverage = Coverage {
             sources: self.paths(cov_table.get_key_value("sources"), defaults::SOURCES),
             tests: self.paths(cov_table.get_key_value("tests"), defaults::TESTS),
         };
 
         let cf_table = self.section(table, "code_first").unwrap_or(&empty);
-        self.unknown_keys(cf_table, &["packages", "record"], "[code_first]");
+        self.unknown_keys(cf_table, &keys::of("code_first"), "[code_first]");
         let record_default = format!("{}/{}", specs.as_deref().unwrap_or("specs"), defaults::RECORD_NAME);
         let code_first = CodeFirstConfig {
             packages: self.packages(cf_table.get_key_value("packages")),
@@ -255,13 +259,25 @@ impl Reader<'_> {
         let upstreams = self.upstreams(table);
         let policy = match self.section(table, "policy") {
             Some(policy_table) => {
-                self.unknown_keys(policy_table, &["dir"], "[policy]");
+                self.unknown_keys(policy_table, &keys::of("policy"), "[policy]");
                 Some(PolicyConfig { dir: self.path(policy_table.get_key_value("dir"), defaults::POLICY_DIR) })
             }
             // The default directory, when it exists: no directory, no policies.
             None => root.join(defaults::POLICY_DIR).is_dir().then(|| PolicyConfig { dir: defaults::POLICY_DIR.into() }),
         };
-        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, code_first, allow, upstreams, policy })
+        let store = self.section(table, "serve").and_then(|serve| {
+            self.unknown_keys(serve, &keys::of("serve"), "[serve]");
+            let entry = serve.get_key_value("store")?;
+            let url = self.string(Some(entry), "");
+            if url.starts_with("sqlite:") || url.starts_with("postgres://") || url.starts_with("postgresql://") {
+                Some(url)
+            } else {
+                let pos = self.pos(entry.1.span().start);
+                self.error(rule::CONFIG_INVALID_VALUE, pos, format!("`store = {url:?}` is neither `sqlite:PATH` nor `postgres://…`"));
+                None
+            }
+        });
+        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, code_first, allow, upstreams, policy, store })
     }
 
     /// `packages = ["agent-host"]`: Cargo package names.
@@ -299,7 +315,7 @@ impl Reader<'_> {
             self.error(rule::CONFIG_INVALID_VALUE, pos, "each `[[allow]]` entry must be a table".into());
             return None;
         };
-        self.unknown_keys(table, &["rule", "capability", "file", "reason"], "[[allow]]");
+        self.unknown_keys(table, &keys::of("allow"), "[[allow]]");
         let rule_name = self.string(table.get_key_value("rule"), "");
         let capability = table.get_key_value("capability").map(|e| self.string(Some(e), ""));
         let file = table.get_key_value("file").map(|e| self.string(Some(e), ""));

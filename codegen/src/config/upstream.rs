@@ -72,7 +72,6 @@ pub enum Start {
 /// `timeout_ms` unless set.
 pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
 
-const KEYS: [&str; 11] = ["command", "env", "cwd", "url", "token_env", "auth", "client_id", "client_metadata_url", "scopes", "start", "timeout_ms"];
 /// The keys only an `auth = "oauth"` server takes.
 const OAUTH_KEYS: [&str; 3] = ["client_id", "client_metadata_url", "scopes"];
 
@@ -101,7 +100,7 @@ impl Reader<'_> {
 
     fn upstream(&mut self, name: &str, server: &DeTable<'_>, pos: Pos) -> Option<Upstream> {
         let section = format!("[upstream.{name}]");
-        self.unknown_keys(server, &KEYS, &section);
+        self.unknown_keys(server, &super::keys::of("upstream"), &section);
         let transport = match (server.get_key_value("command"), server.get_key_value("url")) {
             (Some(_), Some((key, _))) => {
                 let at = self.pos(key.span().start);

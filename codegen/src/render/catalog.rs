@@ -52,7 +52,7 @@ pub fn module_file(module: &ModuleSpec, section: &str) -> String {
 
 /// The section a module's catalog page holds: the page without its marker
 /// line and the final newline the page adds (the inverse of
-/// [`module_file`], tested).
+/// `module_file`, tested).
 pub fn section_of_file(page: &str) -> &str {
     let section = page.split_once('\n').map_or("", |(_, section)| section);
     section.strip_suffix('\n').unwrap_or(section)

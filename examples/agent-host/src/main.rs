@@ -44,6 +44,9 @@ fn init_tracing(trace_file: Option<&std::path::Path>) -> std::io::Result<()> {
     Ok(())
 }
 
+// Parsed once per process: `serve`'s many flags make it the large variant,
+// and boxing it would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Run a guest JavaScript action (an ES module whose default export is the action,
@@ -128,6 +131,13 @@ enum Command {
         /// modules, as `cargo capspec serve` mounts them. This repository's root has one.
         #[arg(long, value_name = "DIR")]
         upstreams: Option<PathBuf>,
+        /// Record every call in the audit log of this serve store (`sqlite:PATH` or
+        /// `postgres://…`): a decision record before it runs, an outcome after.
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
+        /// With --store: record argument values too, not only their keyed hashes.
+        #[arg(long, requires = "store")]
+        audit_arguments: bool,
         #[command(flatten)]
         session: SessionArgs,
     },
@@ -293,7 +303,7 @@ fn main() -> ExitCode {
             print!("{}", mounted.catalog());
             ExitCode::SUCCESS
         }
-        Command::Serve { http, token_file, oauth_issuer, resource, groups_claim, jwks_file, allowed_origin, app, state_key_file, state_ttl, max_rounds, max_state_bytes, surface, upstreams, session } => {
+        Command::Serve { http, token_file, oauth_issuer, resource, groups_claim, jwks_file, allowed_origin, app, state_key_file, state_ttl, max_rounds, max_state_bytes, surface, upstreams, store, audit_arguments, session } => {
             let key = match state_key_file.as_deref().map(capspec::mcp::StateKey::read_file).transpose() {
                 Ok(key) => key.unwrap_or_else(capspec::mcp::StateKey::random).with_ttl(std::time::Duration::from_secs(state_ttl)),
                 Err(e) => {
@@ -309,7 +319,8 @@ fn main() -> ExitCode {
                 }
                 (None, None) => None,
             };
-            serve(Mount { mounted, upstreams }, http.zip(auth).map(|(addr, auth)| (addr, auth, app)), allowed_origin, (key, bounds), surface, &session)
+            let store = store.map(|url| (url, audit_arguments, http.map_or_else(|| "stdio".to_string(), |a| a.to_string())));
+            serve(Mount { mounted, upstreams, store }, http.zip(auth).map(|(addr, auth)| (addr, auth, app)), allowed_origin, (key, bounds), surface, &session)
         }
     }
 }
@@ -327,11 +338,22 @@ async fn serve_app(host: capspec::mcp::McpHost, addr: std::net::SocketAddr, auth
     axum::serve(listener, app).await
 }
 
+/// The audit log of the store at `url`, this instance's chain in it.
+async fn audit_log(url: &str, keep_arguments: bool, served: &str, key: [u8; 32]) -> Result<std::sync::Arc<capspec_store::AuditLog>, String> {
+    let store = capspec_store::Store::open(url).await.map_err(|e| e.0)?;
+    eprintln!("agent-host: recording every call in the audit log at `{}`", store.url());
+    let options = capspec_store::AuditOptions { instance: capspec_store::default_instance(served), key, keep_arguments };
+    capspec_store::AuditLog::start(store, options).await.map_err(|e| e.0)
+}
+
 /// What `serve` mounts: the Rust modules, and the upstream modules of a
 /// capspec project.
 struct Mount {
     mounted: capspec::Mounted,
     upstreams: Option<PathBuf>,
+    /// `--store`: the audit log's store, whether argument values are kept,
+    /// and what the instance serves (its name in the log).
+    store: Option<(String, bool, String)>,
 }
 
 /// `agent-host serve`: every MCP call runs with the workspace and memory
@@ -368,6 +390,15 @@ fn serve(
     let for_runs = mounted.clone();
     let host = capspec::mcp::McpHost::new(capspec::guest::Guest::new(mounted), surface, options.mode)
         .prepare_run(move |gate| with_policies(Run::new(gate).with(workspace.clone()).with(memory.clone()).with(for_runs.clone()), &policies));
+    let audit_key = state_key.audit_key();
+    let host = match mount.store.map(|(url, keep_arguments, served)| runtime.block_on(audit_log(&url, keep_arguments, &served, audit_key))) {
+        None => host,
+        Some(Ok(log)) => host.with_audit(log),
+        Some(Err(e)) => {
+            eprintln!("agent-host: --store: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let host = host.with_state_key(state_key).with_replay_bounds(bounds).with_unmounted(upstreams.iter().flat_map(|u| u.unmounted().to_vec()));
     let served = runtime.block_on(async move {
         let served = match http {

@@ -19,7 +19,7 @@
 //!
 //! One job per file: `loader` (what an import may resolve to), `bridge`
 //! (the native dispatcher behind the facades), `event_loop` (jobs, calls,
-//! CPU metering), `globals` (`console`, `capabilities()`), [`limits`]; the
+//! CPU metering), `globals` (`console`, `capabilities()`), `limits`; the
 //! JavaScript the host itself runs lives in `js/`.
 
 mod bridge;

@@ -7,7 +7,7 @@
 //! the action's code, the principal, the guest's clock and random seed, the
 //! number of rounds so far, an expiry, and the journal ([`Journal`]). The
 //! retry runs the action again from the start through a
-//! [`Replay`](crate::replay::Replay) of that journal.
+//! [`Replay`] of that journal.
 //!
 //! A state that does not open (forged, altered, another key), has expired,
 //! or was issued for other code or another principal is refused by name.

@@ -63,6 +63,8 @@ pub struct McpHost {
     /// The capabilities resource: the mount's capabilities.json, and the
     /// modules left out with why ([`McpHost::with_unmounted`]).
     capabilities: Arc<str>,
+    /// Where every call's audit records go (DESIGN §15), if anywhere.
+    audit: Option<Arc<dyn crate::audit::AuditSink>>,
 }
 
 struct Shared {
@@ -97,7 +99,13 @@ impl McpHost {
     pub fn new(guest: Guest, surface: Surface, mode: Mode) -> McpHost {
         let inner = McpHost::build(guest, surface, mode, Arc::new(Run::new));
         let capabilities = Arc::from(inner.capabilities_json.as_str());
-        McpHost { inner, state_key: StateKey::random(), bounds: ReplayBounds::default(), capabilities }
+        McpHost { inner, state_key: StateKey::random(), bounds: ReplayBounds::default(), capabilities, audit: None }
+    }
+
+    /// Record every call in `sink` (DESIGN §15): a call whose decision
+    /// record it cannot take does not run and ends `audit_unavailable`.
+    pub fn with_audit(self, sink: Arc<dyn crate::audit::AuditSink>) -> McpHost {
+        McpHost { audit: Some(sink), ..self }
     }
 
     /// The category of the capability the tool `name` calls; `None` for
@@ -200,7 +208,17 @@ impl McpSession {
             Some(approver) => (approver, SessionAllow::new()),
             None => (approve::approver(&context.peer), self.allow.clone()),
         };
-        (self.host.inner.prepare)(Gate::new(self.host.inner.mode, approver, allow)).with_principal(principal_of(context))
+        let run = (self.host.inner.prepare)(Gate::new(self.host.inner.mode, approver, allow)).with_principal(principal_of(context));
+        match &self.host.audit {
+            Some(sink) => {
+                let surface = match self.host.inner.surface {
+                    Surface::Code => "code",
+                    Surface::Tools => "tools",
+                };
+                run.with_audit(crate::audit::Audit::new(sink.clone(), surface).with_request(context.id.to_string()))
+            }
+            None => run,
+        }
     }
 
     /// One `tools/call`, in its `mcp.request` span (the parent of its calls' spans).

@@ -23,6 +23,7 @@ const SALT: &[u8] = b"capspec requestState key v1";
 /// The purposes keys are derived for.
 const APPROVAL_KEY: &[u8] = b"capspec approval state: HMAC-SHA-256";
 const ACTION_KEY: &[u8] = b"capspec action state: XChaCha20-Poly1305";
+const AUDIT_KEY: &[u8] = b"capspec audit log: HMAC-SHA-256";
 /// A sealed action state starts with this, then URL-safe base64 of nonce ‖ ciphertext.
 const ACTION_PREFIX: &str = "cs1.";
 const NONCE_BYTES: usize = 24;
@@ -33,6 +34,7 @@ const NONCE_BYTES: usize = 24;
 pub struct StateKey {
     approval: Arc<RequestStateCodec>,
     action: Arc<XChaCha20Poly1305>,
+    audit: [u8; 32],
     ttl: Duration,
 }
 
@@ -61,7 +63,7 @@ impl StateKey {
         };
         let approval = RequestStateCodec::try_new(derive(APPROVAL_KEY).to_vec()).map_err(|e| e.to_string())?;
         let action = XChaCha20Poly1305::new_from_slice(&derive(ACTION_KEY)).expect("the derived key has the cipher's length");
-        Ok(StateKey { approval: Arc::new(approval), action: Arc::new(action), ttl: STATE_TTL })
+        Ok(StateKey { approval: Arc::new(approval), action: Arc::new(action), audit: derive(AUDIT_KEY), ttl: STATE_TTL })
     }
 
     /// The key in `file` (`--state-key-file`): exactly the bytes it holds,
@@ -70,6 +72,13 @@ impl StateKey {
     pub fn read_file(file: &std::path::Path) -> Result<StateKey, String> {
         let bytes = std::fs::read(file).map_err(|e| format!("cannot read the state key file `{}`: {e}", file.display()))?;
         StateKey::new(bytes).map_err(|e| format!("the state key file `{}`: {e}", file.display()))
+    }
+
+    /// The key the audit log's keyed hashes of arguments and results are
+    /// made with (DESIGN §15): derived for that purpose alone, so the same
+    /// file gives the same key on every instance and after a restart.
+    pub fn audit_key(&self) -> [u8; 32] {
+        self.audit
     }
 
     /// States sealed with this key expire after `ttl` (at least a second).

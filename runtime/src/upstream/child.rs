@@ -96,7 +96,7 @@ pub enum UpstreamError {
     #[error("{}", unauthorized_text(.message, .login))]
     Unauthorized {
         /// What happened: capspec's words (`not logged in`), or, after
-        /// [`SERVER_SAID`], the server's own.
+        /// `SERVER_SAID`, the server's own.
         message: String,
         /// The command that logs in.
         login: String,

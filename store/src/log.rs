@@ -1,0 +1,239 @@
+//! The audit log: a sink for the runtime's records that seals arguments
+//! and results as keyed hashes, chains each record to its instance's
+//! previous one, and commits records in groups. One writer task per
+//! instance assigns sequence numbers, so the chain is the commit order;
+//! a record's caller waits until the group holding it is committed.
+
+use std::sync::Arc;
+
+use capspec::audit::{AuditRecord, AuditSink};
+use capspec::BoxFuture;
+use hmac::{Hmac, KeyInit, Mac};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use sqlx::Row;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::{Store, StoreError, fail};
+
+/// The hash before an instance's first record.
+pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// Most records one commit takes.
+const GROUP: usize = 256;
+
+/// How the log records.
+#[derive(Clone)]
+pub struct AuditOptions {
+    /// This instance's name: its records form one chain, continued after a
+    /// restart under the same name. Instances sharing a store need distinct
+    /// names.
+    pub instance: String,
+    /// The key of the keyed hashes (`StateKey::audit_key`).
+    pub key: [u8; 32],
+    /// Keep argument values too, not only their keyed hash
+    /// (`--audit-arguments`).
+    pub keep_arguments: bool,
+}
+
+type Pending = (AuditRecord, oneshot::Sender<Result<(), String>>);
+
+/// A running audit log: hand it to runs as their [`AuditSink`].
+pub struct AuditLog {
+    sender: mpsc::Sender<Pending>,
+}
+
+impl AuditLog {
+    /// Start the log of `options.instance` in `store`, continuing its chain.
+    /// Must be called inside a Tokio runtime (the writer is a task on it).
+    pub async fn start(store: Store, options: AuditOptions) -> Result<Arc<AuditLog>, StoreError> {
+        let (seq, hash) = head(&store, &options.instance).await?;
+        let (sender, receiver) = mpsc::channel(4 * GROUP);
+        let writer = Writer { store, options, seq, hash };
+        tokio::spawn(writer.run(receiver));
+        Ok(Arc::new(AuditLog { sender }))
+    }
+
+    async fn send(&self, record: AuditRecord) -> Result<(), String> {
+        let (done, wait) = oneshot::channel();
+        self.sender.send((record, done)).await.map_err(|_| "the audit log's writer has stopped".to_string())?;
+        wait.await.map_err(|_| "the audit log's writer has stopped".to_string())?
+    }
+}
+
+impl AuditSink for AuditLog {
+    fn decision(&self, record: AuditRecord) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(self.send(record))
+    }
+
+    fn outcome(&self, record: AuditRecord) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if let Err(why) = self.send(record).await {
+                tracing::warn!("the audit log did not take an outcome record: {why}");
+            }
+        })
+    }
+}
+
+/// The last sequence number and hash of `instance`'s chain: its newest
+/// record, else its checkpoint, else the genesis.
+pub(crate) async fn head(store: &Store, instance: &str) -> Result<(i64, String), StoreError> {
+    let what = || format!("cannot read the audit chain of `{instance}` in `{}`", store.url());
+    let last = sqlx::query("SELECT seq, hash FROM audit_records WHERE instance = $1 ORDER BY seq DESC LIMIT 1").bind(instance).fetch_optional(store.pool()).await.map_err(|e| fail(&what(), e))?;
+    if let Some(row) = last {
+        return Ok((row.try_get(0).map_err(|e| fail(&what(), e))?, row.try_get(1).map_err(|e| fail(&what(), e))?));
+    }
+    let checkpoint = sqlx::query("SELECT seq, hash FROM audit_checkpoints WHERE instance = $1").bind(instance).fetch_optional(store.pool()).await.map_err(|e| fail(&what(), e))?;
+    match checkpoint {
+        Some(row) => Ok((row.try_get(0).map_err(|e| fail(&what(), e))?, row.try_get(1).map_err(|e| fail(&what(), e))?)),
+        None => Ok((0, GENESIS.to_string())),
+    }
+}
+
+/// RFC 8785 canonical JSON: the bytes hashes are taken over.
+pub(crate) fn canonical(value: &Value) -> String {
+    let mut out = String::new();
+    capspec_dialects::pin::canonical(value, &mut out);
+    out
+}
+
+/// The keyed hash (HMAC-SHA-256, hex) of a value's canonical JSON.
+pub fn keyed_hash(key: &[u8; 32], value: &Value) -> String {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes a key of any length");
+    mac.update(canonical(value).as_bytes());
+    hex(&mac.finalize().into_bytes())
+}
+
+/// SHA-256 (hex) of `prev_hash` followed by `body`: a record's link.
+pub(crate) fn link(prev_hash: &str, body: &str) -> String {
+    let mut sha = Sha256::new();
+    sha.update(prev_hash.as_bytes());
+    sha.update(body.as_bytes());
+    hex(&sha.finalize())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One stored record: its columns and its body.
+struct Record {
+    seq: i64,
+    time_ms: i64,
+    kind: String,
+    principal: String,
+    capability: String,
+    decision: Option<String>,
+    status: Option<String>,
+    args_hmac: Option<String>,
+    body: String,
+    prev: String,
+    hash: String,
+}
+
+struct Writer {
+    store: Store,
+    options: AuditOptions,
+    seq: i64,
+    hash: String,
+}
+
+impl Writer {
+    async fn run(mut self, mut receiver: mpsc::Receiver<Pending>) {
+        while let Some(first) = receiver.recv().await {
+            let mut group = vec![first];
+            while group.len() < GROUP {
+                match receiver.try_recv() {
+                    Ok(next) => group.push(next),
+                    Err(_) => break,
+                }
+            }
+            let rows = self.rows(group.iter().map(|(record, _)| record));
+            let outcome = self.commit(&rows).await;
+            if outcome.is_ok() {
+                let last = rows.last().expect("a group holds a record");
+                (self.seq, self.hash) = (last.seq, last.hash.clone());
+            }
+            for (_, done) in group {
+                let _ = done.send(outcome.clone());
+            }
+        }
+    }
+
+    /// The group's rows, chained on from the committed head.
+    fn rows<'r>(&self, records: impl Iterator<Item = &'r AuditRecord>) -> Vec<Record> {
+        let (mut seq, mut prev) = (self.seq, self.hash.clone());
+        records
+            .map(|record| {
+                seq += 1;
+                let body = self.body(record, seq);
+                let hash = link(&prev, &body);
+                Record {
+                    seq,
+                    time_ms: record.time_ms as i64,
+                    kind: json!(record.kind).as_str().unwrap_or_default().to_string(),
+                    principal: record.principal.clone(),
+                    capability: record.capability.clone(),
+                    decision: record.decision.map(|d| d.as_str().to_string()),
+                    status: record.status.clone(),
+                    args_hmac: record.args.as_ref().map(|a| keyed_hash(&self.options.key, a)),
+                    body,
+                    prev: std::mem::replace(&mut prev, hash.clone()),
+                    hash,
+                }
+            })
+            .collect()
+    }
+
+    /// The record as stored: arguments and result replaced by their keyed
+    /// hashes (argument values kept only when asked), with its instance and
+    /// sequence number, as canonical JSON.
+    fn body(&self, record: &AuditRecord, seq: i64) -> String {
+        let mut value = serde_json::to_value(record).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut value {
+            let args = map.remove("args").filter(|a| !a.is_null());
+            let result = map.remove("result").filter(|r| !r.is_null());
+            if let Some(args) = args {
+                map.insert("args_hmac".into(), Value::String(keyed_hash(&self.options.key, &args)));
+                if self.options.keep_arguments {
+                    map.insert("args".into(), args);
+                }
+            }
+            if let Some(result) = result {
+                map.insert("result_hmac".into(), Value::String(keyed_hash(&self.options.key, &result)));
+            }
+            map.insert("instance".into(), Value::String(self.options.instance.clone()));
+            map.insert("seq".into(), json!(seq));
+        }
+        canonical(&value)
+    }
+
+    /// The group in one statement (one round trip to the database, and
+    /// atomic by itself): a record per row of its `VALUES`.
+    async fn commit(&self, rows: &[Record]) -> Result<(), String> {
+        let store = &self.store;
+        let mut sql = String::from("INSERT INTO audit_records (instance, seq, kind, time_ms, principal, capability, decision, status, args_hmac, body, prev_hash, hash) VALUES ");
+        for r in 0..rows.len() {
+            let n = r * 12;
+            let cells: Vec<String> = (1..=12).map(|c| format!("${}", n + c)).collect();
+            sql.push_str(&format!("{}({})", if r == 0 { "" } else { ", " }, cells.join(", ")));
+        }
+        let mut query = sqlx::query(&sql);
+        for row in rows {
+            query = query
+                .bind(&self.options.instance)
+                .bind(row.seq)
+                .bind(&row.kind)
+                .bind(row.time_ms)
+                .bind(&row.principal)
+                .bind(&row.capability)
+                .bind(row.decision.clone())
+                .bind(row.status.clone())
+                .bind(row.args_hmac.clone())
+                .bind(&row.body)
+                .bind(&row.prev)
+                .bind(&row.hash);
+        }
+        query.execute(store.pool()).await.map(|_| ()).map_err(|e| format!("the store `{}` did not take the record: {e}", store.url()))
+    }
+}

@@ -1,0 +1,175 @@
+//! The audit log as a team relies on it, in SQLite and in a real Postgres
+//! server: every call through an audited run leaves a decision record
+//! (before it runs) and an outcome record; arguments are kept as keyed
+//! hashes, found again by `--arguments`; `verify` finds the first record
+//! edited in the database; a restart continues the chain; `purge` keeps it
+//! verifiable; and a store that went away stops calls (`audit_unavailable`,
+//! the impl not run) until it is back.
+
+use std::sync::Arc;
+
+use capspec::audit::Audit;
+use capspec::{ErrorCode, Gate, Mode, Principal, Registry, Run};
+use capspec_book::{Notes, generated};
+use capspec_store::{AuditLog, AuditOptions, Query, Store, keyed_hash};
+use capspec_testkit::TempDir;
+use capspec_testkit::postgres::Postgres;
+use serde_json::{Value, json};
+
+const KEY: [u8; 32] = [7; 32];
+
+fn options(instance: &str) -> AuditOptions {
+    AuditOptions { instance: instance.into(), key: KEY, keep_arguments: false }
+}
+
+fn run(log: &Arc<AuditLog>, who: &str, mode: Mode, notes: &Notes) -> Run {
+    Run::new(Gate::headless(mode, "audit test")).with_principal(Principal::with_groups(who, ["team"])).with(notes.clone()).with_audit(Audit::new(log.clone(), "tools"))
+}
+
+/// Raw SQL on the store's database, as someone with access to it would.
+async fn sql(url: &str, statement: &str) {
+    sqlx::any::install_default_drivers();
+    let url = match url.strip_prefix("sqlite:") {
+        Some(path) => format!("sqlite://{path}"),
+        None => url.to_string(),
+    };
+    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    sqlx::query(statement).execute(&pool).await.unwrap();
+    pool.close().await;
+}
+
+async fn exercise(url: &str) {
+    let store = Store::open(url).await.unwrap();
+    let log = AuditLog::start(store.clone(), options("host-a")).await.unwrap();
+    let session = Registry::new(generated::MODULES).unwrap().mount_all();
+    let notes = Notes::default();
+    // Reads run, writes ask (and nobody can answer, headless), plan blocks.
+    let alice = run(&log, "alice", Mode::AcceptEdits, &notes);
+    let created = session.invoke(&alice, "notes.create_note", json!({"title": "plan", "body": "ship it"})).await.unwrap();
+    assert_eq!(created, json!({"id": 1}));
+    assert_eq!(session.invoke(&alice, "notes.read_note", json!({"title": "plan"})).await.unwrap(), json!("ship it"));
+    let bob = run(&log, "bob", Mode::Plan, &notes);
+    assert_eq!(session.invoke(&bob, "notes.create_note", json!({"title": "x", "body": "y"})).await.unwrap_err().code, ErrorCode::BlockedInPlanMode);
+    assert_eq!(session.invoke(&bob, "notes.read_note", json!({"titel": "plan"})).await.unwrap_err().code, ErrorCode::InvalidArguments);
+
+    // Alice's calls: a decision and an outcome each, in order, arguments as keyed hashes only.
+    let records = store.query(&Query { principal: Some("alice".into()), ..Query::default() }).await.unwrap();
+    let kinds: Vec<(&str, &str)> = records.iter().map(|r| (r["kind"].as_str().unwrap(), r["capability"].as_str().unwrap())).collect();
+    assert_eq!(kinds, [("decision", "notes.create_note"), ("outcome", "notes.create_note"), ("decision", "notes.read_note"), ("outcome", "notes.read_note")]);
+    assert_eq!(records[0]["decision"], "allowed");
+    assert_eq!(records[0]["groups"], json!(["team"]));
+    assert_eq!(records[0]["mode"], "accept_edits");
+    assert_eq!(records[1]["status"], "ok");
+    assert!(records[1]["duration_ms"].as_f64().is_some());
+    let text = serde_json::to_string(&records).unwrap();
+    assert!(!text.contains("ship it"), "an argument or result value reached the log: {text}");
+    assert_eq!(records[0]["args_hmac"], keyed_hash(&KEY, &json!({"title": "plan", "body": "ship it"})));
+    // Bob's refusals: a decision record each, and no outcome (nothing ran).
+    let bob_records = store.query(&Query { principal: Some("bob".into()), ..Query::default() }).await.unwrap();
+    let decided: Vec<&str> = bob_records.iter().map(|r| r["decision"].as_str().unwrap()).collect();
+    assert_eq!(decided, ["denied_gate", "invalid_arguments"]);
+    // `--arguments`: the call made with exactly these arguments.
+    let by_args = Query { args_hmac: Some(keyed_hash(&KEY, &json!({"body": "ship it", "title": "plan"}))), ..Query::default() };
+    let found = store.query(&by_args).await.unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0]["capability"], "notes.create_note");
+    assert_eq!(store.query(&Query { decision: Some("denied_gate".into()), ..Query::default() }).await.unwrap().len(), 1);
+    assert!(store.verify().await.unwrap().is_none());
+
+    // A restart under the same name continues the chain.
+    drop(log);
+    let log = AuditLog::start(store.clone(), options("host-a")).await.unwrap();
+    session.invoke(&run(&log, "alice", Mode::AcceptEdits, &notes), "notes.list_notes", json!({})).await.unwrap();
+    let all = store.query(&Query::default()).await.unwrap();
+    let seqs: Vec<i64> = all.iter().map(|r| r["seq"].as_i64().unwrap()).collect();
+    assert_eq!(seqs, (1..=8).collect::<Vec<_>>());
+    assert!(store.verify().await.unwrap().is_none());
+
+    // An edit in the database breaks the chain at that record.
+    sql(url, "UPDATE audit_records SET principal = 'mallory' WHERE seq = 3").await;
+    let broken = store.verify().await.unwrap().expect("the edit is found");
+    assert_eq!((broken.instance.as_str(), broken.seq), ("host-a", 3));
+    sql(url, "UPDATE audit_records SET principal = 'alice' WHERE seq = 3").await;
+    sql(url, "UPDATE audit_records SET body = replace(body, 'read_note', 'list_notes') WHERE seq = 4").await;
+    let broken = store.verify().await.unwrap().expect("the edit is found");
+    assert_eq!(broken.seq, 4, "{}", broken.why);
+    sql(url, "UPDATE audit_records SET body = replace(body, 'list_notes', 'read_note') WHERE seq = 4").await;
+    assert!(store.verify().await.unwrap().is_none());
+    sql(url, "DELETE FROM audit_records WHERE seq = 5").await;
+    assert_eq!(store.verify().await.unwrap().map(|b| b.seq), Some(6));
+    let _ = all;
+}
+
+async fn purge_keeps_the_chain(url: &str) {
+    let store = Store::open(url).await.unwrap();
+    let log = AuditLog::start(store.clone(), options("host-p")).await.unwrap();
+    let session = Registry::new(generated::MODULES).unwrap().mount_all();
+    let notes = Notes::default();
+    for _ in 0..3 {
+        session.invoke(&run(&log, "carol", Mode::Default, &notes), "notes.list_notes", json!({})).await.unwrap();
+    }
+    let future = i64::MAX / 2;
+    assert_eq!(store.purge(future).await.unwrap(), 6);
+    assert!(store.query(&Query { principal: Some("carol".into()), ..Query::default() }).await.unwrap().is_empty());
+    session.invoke(&run(&log, "carol", Mode::Default, &notes), "notes.list_notes", json!({})).await.unwrap();
+    let left: Vec<Value> = store.query(&Query { principal: Some("carol".into()), ..Query::default() }).await.unwrap();
+    assert_eq!(left.iter().map(|r| r["seq"].as_i64().unwrap()).collect::<Vec<_>>(), [7, 8]);
+    assert!(store.verify().await.unwrap().is_none(), "the checkpoint keeps what is left verifiable");
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+#[test]
+fn the_sqlite_store_records_every_call_and_verifies_its_chain() {
+    let dir = TempDir::new("audit-sqlite");
+    let url = format!("sqlite:{}/.capspec/store.db", dir.path().display());
+    runtime().block_on(exercise(&url));
+    let dir = TempDir::new("audit-sqlite-purge");
+    runtime().block_on(purge_keeps_the_chain(&format!("sqlite:{}/store.db", dir.path().display())));
+}
+
+#[test]
+fn a_postgres_store_records_every_call_and_a_call_waits_for_the_store() {
+    let Some(pg) = Postgres::start() else { return };
+    runtime().block_on(exercise(&pg.url("audit")));
+    runtime().block_on(purge_keeps_the_chain(&pg.url("purge")));
+    // The store stopped: a call does not run, and says why; back, it does.
+    let url = pg.url("away");
+    runtime().block_on(async {
+        let store = Store::open(&url).await.unwrap();
+        let log = AuditLog::start(store.clone(), options("host-b")).await.unwrap();
+        let session = Registry::new(generated::MODULES).unwrap().mount_all();
+        let notes = Notes::default();
+        pg.stop();
+        let err = session.invoke(&run(&log, "dave", Mode::AcceptEdits, &notes), "notes.create_note", json!({"title": "t", "body": "b"})).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::AuditUnavailable, "{}", err.message);
+        assert!(err.message.contains("did not run"), "{}", err.message);
+        pg.restart();
+        let mut back = None;
+        for _ in 0..20 {
+            match session.invoke(&run(&log, "dave", Mode::AcceptEdits, &notes), "notes.create_note", json!({"title": "t", "body": "b"})).await {
+                Ok(v) => {
+                    back = Some(v);
+                    break;
+                }
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(250)).await,
+            }
+        }
+        assert_eq!(back, Some(json!({"id": 1})), "the refused call never ran: the first one to run made note 1");
+        assert!(store.verify().await.unwrap().is_none());
+    });
+}
+
+#[test]
+fn a_store_newer_than_this_capspec_is_refused_by_name() {
+    let dir = TempDir::new("audit-newer");
+    let url = format!("sqlite:{}/store.db", dir.path().display());
+    runtime().block_on(async {
+        Store::open(&url).await.unwrap();
+        sql(&url, "UPDATE capspec_meta SET value = '99' WHERE key = 'schema_version'").await;
+        let err = Store::open(&url).await.unwrap_err();
+        assert!(err.0.contains("schema version 99, newer than this capspec's 1"), "{err}");
+    });
+}
