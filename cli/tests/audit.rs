@@ -1,0 +1,160 @@
+//! The audit log of `cargo capspec serve`, as a team relies on it: a server
+//! killed with SIGKILL under load has recorded every call whose result a
+//! client received (its decision and its outcome), and a restart under the
+//! same instance name continues the chain; two instances sharing a real
+//! Postgres store answer one `audit query`. The upstream is a server
+//! written with the official TypeScript SDK, run from `tests/ts`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use capspec_store::{Query, Store, keyed_hash};
+use capspec_testkit::postgres::Postgres;
+use capspec_testkit::{TempDir, repo_root, skip, text};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+fn capspec(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cargo-capspec")).arg("capspec").args(args).current_dir(dir).env_remove("CARGO_MANIFEST_DIR").output().expect("cargo-capspec runs")
+}
+
+/// A project serving the SDK server `changing` (tools `greet` and `lookup`,
+/// both read), pinned and synced, with a state key file; `None` without node.
+fn project() -> Option<TempDir> {
+    let node = Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !node || !repo_root().join("tests/ts/node_modules/@modelcontextprotocol/sdk").is_dir() {
+        skip(Some("CAPSPEC_REQUIRE_NODE_TOOLS"), "node or tests/ts/node_modules is absent (npm ci --prefix tests/ts): the audit log of serve is not tested end to end");
+        return None;
+    }
+    let dir = TempDir::new("audit-serve");
+    let server = serde_json::to_string(&repo_root().join("tests/ts/changing-server.mjs").to_string_lossy()).unwrap();
+    dir.write("capspec.toml", format!("specs = \"specs\"\n\n[upstream.changing]\ncommand = [\"node\", {server}]\ntimeout_ms = 20000\n"));
+    dir.write("state.key", [42u8; 32]);
+    let import = capspec(dir.path(), &["import", "mcp", "--upstream", "changing"]);
+    assert!(import.status.success(), "{}", text(&import));
+    let sync = capspec(dir.path(), &["sync"]);
+    assert!(sync.status.success(), "{}", text(&sync));
+    Some(dir)
+}
+
+async fn serve(dir: &Path, args: &[&str]) -> (RunningService<RoleClient, ()>, u32) {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cargo-capspec"));
+    command.args(["capspec", "serve", "--surface", "tools", "--state-key-file", "state.key"]).args(args).current_dir(dir).env_remove("CARGO_MANIFEST_DIR");
+    let transport = TokioChildProcess::new(command).expect("cargo-capspec starts");
+    let pid = transport.id().expect("the server runs");
+    (().serve(transport).await.expect("the gateway answers initialize"), pid)
+}
+
+async fn greet(client: &RunningService<RoleClient, ()>, name: &str) -> Option<Value> {
+    let Value::Object(args) = json!({"name": name}) else { unreachable!() };
+    let result = client.call_tool(CallToolRequestParams::new("greet").with_arguments(args)).await.ok()?;
+    let value = serde_json::to_value(result).unwrap();
+    (value["isError"] != true).then_some(value)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+fn key() -> [u8; 32] {
+    capspec::mcp::StateKey::new([42u8; 32]).unwrap().audit_key()
+}
+
+#[test]
+fn a_server_killed_under_load_loses_no_record_of_a_call_a_client_received() {
+    let Some(project) = project() else { return };
+    let dir = project.path();
+    let url = format!("sqlite:{}/.capspec/store.db", dir.display());
+    runtime().block_on(async {
+        let (client, pid) = serve(dir, &["--instance", "gw"]).await;
+        let client = std::sync::Arc::new(client);
+        let mut calls = tokio::task::JoinSet::new();
+        for i in 0..300 {
+            let client = client.clone();
+            calls.spawn(async move { (i, greet(&client, &format!("n{i}")).await) });
+        }
+        let mut received = Vec::new();
+        let mut killed = false;
+        while let Some(done) = calls.join_next().await {
+            let (i, result) = done.unwrap();
+            if result.is_some() {
+                received.push(i);
+            }
+            if received.len() >= 60 && !killed {
+                // Mid-load: the server dies at once, nothing flushed on the way out.
+                // Once: the calls still in flight end in errors, not in a second kill.
+                let kill = Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+                assert!(kill.success(), "the server was still running when 60 calls had answered");
+                killed = true;
+            }
+        }
+        assert!(received.len() >= 60 && received.len() < 300, "the kill came mid-load: {} of 300 answered", received.len());
+
+        let store = Store::open(&url).await.unwrap();
+        for i in &received {
+            let found = store.query(&Query { args_hmac: Some(keyed_hash(&key(), &json!({"name": format!("n{i}")}))), ..Query::default() }).await.unwrap();
+            let kinds: Vec<&str> = found.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+            assert!(kinds.contains(&"decision"), "call n{i} answered with no decision record: {found:?}");
+        }
+        // Every outcome a client could have seen is there too: as many outcomes as received results, at least.
+        let outcomes = store.query(&Query { capability: Some("changing.greet".into()), ..Query::default() }).await.unwrap().into_iter().filter(|r| r["kind"] == "outcome").count();
+        assert!(outcomes >= received.len(), "{outcomes} outcome records for {} results received", received.len());
+        assert!(store.verify().await.unwrap().is_none(), "the chain holds after the kill");
+
+        // A restart under the same name continues the chain.
+        let before = store.query(&Query::default()).await.unwrap().len() as i64;
+        let (client, _) = serve(dir, &["--instance", "gw"]).await;
+        assert!(greet(&client, "after").await.is_some());
+        client.cancel().await.unwrap();
+        let all = store.query(&Query::default()).await.unwrap();
+        let last = all.last().unwrap();
+        assert_eq!((last["instance"].as_str(), last["seq"].as_i64()), (Some("gw"), Some(before + 2)), "{last}");
+        let verify = capspec(dir, &["audit", "verify"]);
+        assert_eq!(verify.status.code(), Some(0), "{}", text(&verify));
+        // `--arguments`: the call made with exactly these arguments, by the keyed hash the
+        // server made with its state key file; without the file the command says why.
+        let found = capspec(dir, &["audit", "query", "--arguments", r#"{"name": "after"}"#, "--state-key-file", "state.key", "--format", "jsonl"]);
+        let lines: Vec<Value> = String::from_utf8_lossy(&found.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.iter().map(|r| r["kind"].as_str().unwrap()).collect::<Vec<_>>(), ["decision"], "{}", text(&found));
+        let keyless = capspec(dir, &["audit", "query", "--arguments", r#"{"name": "after"}"#]);
+        assert_eq!(keyless.status.code(), Some(2), "{}", text(&keyless));
+    });
+}
+
+#[test]
+fn two_instances_sharing_postgres_answer_one_query() {
+    let Some(project) = project() else { return };
+    let Some(pg) = Postgres::start() else { return };
+    let dir = project.path();
+    let url = pg.url("shared");
+    runtime().block_on(async {
+        let (east, _) = serve(dir, &["--store", &url, "--instance", "east"]).await;
+        let (west, _) = serve(dir, &["--store", &url, "--instance", "west"]).await;
+        // Round robin: alternate calls between the two instances.
+        for i in 0..6 {
+            let instance = if i % 2 == 0 { &east } else { &west };
+            assert!(greet(instance, &format!("r{i}")).await.is_some());
+        }
+        east.cancel().await.unwrap();
+        west.cancel().await.unwrap();
+    });
+    let query = capspec(dir, &["audit", "query", "--store", &url, "--capability", "changing.greet", "--format", "json"]);
+    let records: Value = serde_json::from_slice(&query.stdout).unwrap_or_else(|_| panic!("{}", text(&query)));
+    let mut instances: Vec<&str> = records.as_array().unwrap().iter().map(|r| r["instance"].as_str().unwrap()).collect();
+    assert_eq!(instances.len(), 12, "a decision and an outcome per call: {records:#}");
+    instances.dedup();
+    instances.sort();
+    instances.dedup();
+    assert_eq!(instances, ["east", "west"]);
+    let verify = capspec(dir, &["audit", "verify", "--store", &url]);
+    assert_eq!(verify.status.code(), Some(0), "{}", text(&verify));
+    // A record edited in the shared database: verify names its instance and sequence number.
+    let edit = Command::new("psql").args(["-d", &url, "-c", "UPDATE audit_records SET principal = 'mallory' WHERE instance = 'west' AND seq = 3"]).output().unwrap();
+    assert!(edit.status.success(), "{}", text(&edit));
+    let verify = capspec(dir, &["audit", "verify", "--store", &url]);
+    assert_eq!(verify.status.code(), Some(1), "{}", text(&verify));
+    assert!(text(&verify).contains("instance `west` breaks at record 3"), "{}", text(&verify));
+}
