@@ -304,6 +304,7 @@ pub(crate) enum Command {
     /// start leaves its module out, with the reason in the capabilities resource. On
     /// protocol 2026-07-28 an `execute_code` action that asks is resumed by replay: its
     /// calls so far travel, encrypted, in the `requestState`, and none runs twice.
+    #[command(after_help = SERVE_ENV)]
     Serve(Box<ServeArgs>),
     /// Log in to OAuth upstream servers; show or forget the log-ins.
     ///
@@ -335,6 +336,13 @@ pub(crate) enum Command {
         rule: Option<String>,
     },
 }
+
+/// What the environment changes in `serve`.
+const SERVE_ENV: &str = "Tracing: with OTEL_EXPORTER_OTLP_ENDPOINT (or its TRACES_ variant)\n\
+set, every call's execute_tool span, under its MCP request's span, is exported\n\
+over OTLP. OTEL_EXPORTER_OTLP_PROTOCOL is http/protobuf (the default) or grpc;\n\
+OTEL_EXPORTER_OTLP_HEADERS and OTEL_SERVICE_NAME (default: capspec-serve) apply.\n\
+A request's _meta traceparent parents its spans. No argument value is exported.";
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("auth").args(["token_file", "oauth_issuer"])))]

@@ -95,6 +95,8 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| format!("cannot start the async runtime: {e}"))?;
     runtime.block_on(async move {
+        #[cfg(feature = "otlp")]
+        let otlp = export_spans()?;
         let upstreams = Upstreams::start(modules).await;
         for left in upstreams.unmounted() {
             eprintln!("capspec serve: module `{}` is not mounted: {}", left.module, left.reason);
@@ -113,8 +115,26 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
         let _ = audit_key;
         let served = capspec::mcp::serve(host, listen, "capspec serve").await.map_err(|e| e.to_string());
         upstreams.shutdown().await;
+        #[cfg(feature = "otlp")]
+        if let Some(otlp) = otlp {
+            // The last batch goes out before the process ends (the exporter may need this runtime).
+            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || otlp.shutdown()).await {
+                eprintln!("capspec serve: {e}");
+            }
+        }
         served
     })
+}
+
+/// The OTLP export the `OTEL_*` variables ask for (DESIGN §10), installed
+/// as this process's `tracing` subscriber; `None` when they ask for none.
+#[cfg(feature = "otlp")]
+fn export_spans() -> Result<Option<capspec::otlp::Otlp>, String> {
+    use tracing_subscriber::prelude::*;
+    let Some(otlp) = capspec::otlp::Otlp::from_env("capspec-serve").map_err(|e| e.to_string())? else { return Ok(None) };
+    tracing_subscriber::registry().with(otlp.layer()).try_init().map_err(|e| format!("cannot install the OTLP export: {e}"))?;
+    eprintln!("capspec serve: exporting every call's span over OTLP to {}", otlp.describe());
+    Ok(Some(otlp))
 }
 
 /// What `serve` serves, once at start (on stderr: stdout may be the MCP

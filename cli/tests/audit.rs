@@ -2,13 +2,16 @@
 //! killed with SIGKILL under load has recorded every call whose result a
 //! client received (its decision and its outcome), and a restart under the
 //! same instance name continues the chain; two instances sharing a real
-//! Postgres store answer one `audit query`. The upstream is a server
-//! written with the official TypeScript SDK, run from `tests/ts`.
+//! Postgres store answer one `audit query`; the calls' spans reach a real
+//! OTLP backend (Arize Phoenix) over both protocols, under the trace the
+//! caller sent. The upstream is a server written with the official
+//! TypeScript SDK, run from `tests/ts`.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 use capspec_store::{Query, Store, keyed_hash};
+use capspec_testkit::phoenix::Phoenix;
 use capspec_testkit::postgres::Postgres;
 use capspec_testkit::{TempDir, repo_root, skip, text};
 use rmcp::model::CallToolRequestParams;
@@ -41,8 +44,14 @@ fn project() -> Option<TempDir> {
 }
 
 async fn serve(dir: &Path, args: &[&str]) -> (RunningService<RoleClient, ()>, u32) {
+    serve_with(dir, args, &[]).await
+}
+
+/// `serve` with these environment variables too.
+async fn serve_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (RunningService<RoleClient, ()>, u32) {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cargo-capspec"));
     command.args(["capspec", "serve", "--surface", "tools", "--state-key-file", "state.key"]).args(args).current_dir(dir).env_remove("CARGO_MANIFEST_DIR");
+    command.envs(env.iter().copied());
     let transport = TokioChildProcess::new(command).expect("cargo-capspec starts");
     let pid = transport.id().expect("the server runs");
     (().serve(transport).await.expect("the gateway answers initialize"), pid)
@@ -157,4 +166,64 @@ fn two_instances_sharing_postgres_answer_one_query() {
     let verify = capspec(dir, &["audit", "verify", "--store", &url]);
     assert_eq!(verify.status.code(), Some(1), "{}", text(&verify));
     assert!(text(&verify).contains("instance `west` breaks at record 3"), "{}", text(&verify));
+}
+
+/// A span as Phoenix answers it, with its attributes as one JSON object.
+fn attributes(span: &Value) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    for kv in span["attributes"].as_array().into_iter().flatten() {
+        let value = kv["value"].as_object().and_then(|v| v.values().find(|v| !v.is_null()).cloned()).unwrap_or(Value::Null);
+        out.insert(kv["key"].as_str().unwrap_or_default().to_string(), value);
+    }
+    out
+}
+
+#[test]
+fn the_calls_spans_reach_a_real_otlp_backend_under_the_callers_trace() {
+    let Some(project) = project() else { return };
+    let Some(phoenix) = Phoenix::start() else { return };
+    let dir = project.path();
+    let url = format!("sqlite:{}/.capspec/store.db", dir.display());
+    for (n, (protocol, endpoint)) in [("http/protobuf", phoenix.http_endpoint()), ("grpc", phoenix.grpc_endpoint())].into_iter().enumerate() {
+        // The caller's own trace: its span is the parent of the request's.
+        let (trace, parent) = (format!("4bf92f3577b34da6a3ce929d0e0e47{n:02}"), format!("00f067aa0ba902b{n}"));
+        let secret = format!("s3cret-argument-{n}");
+        let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()), ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol), ("OTEL_EXPORTER_OTLP_HEADERS", "x-capspec-test=1")];
+        runtime().block_on(async {
+            let (client, _) = serve_with(dir, &["--instance", "traced"], &env).await;
+            let Value::Object(args) = json!({"name": secret}) else { unreachable!() };
+            let mut meta = rmcp::model::RequestMetaObject::new();
+            meta.set_traceparent(format!("00-{trace}-{parent}-01"));
+            let mut call = CallToolRequestParams::new("greet").with_arguments(args);
+            call.meta = Some(meta);
+            let result = client.call_tool(call).await.expect("the call answers");
+            assert_ne!(result.is_error, Some(true), "{result:?}");
+            // Closing the session ends `serve`, which exports its last batch on the way out.
+            client.cancel().await.unwrap();
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let spans = loop {
+            let spans: Vec<Value> = phoenix.spans("default").into_iter().filter(|s| s["trace_id"] == trace.as_str()).collect();
+            if spans.len() >= 2 || std::time::Instant::now() > deadline {
+                break spans;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        };
+        let named = |name: &str| spans.iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("{protocol}: no `{name}` span in trace {trace}: {spans:#?}"));
+        let request = named("tools/call greet");
+        let call = named("execute_tool greet");
+        assert_eq!(request["parent_span_id"], parent.as_str(), "{protocol}: the caller's span parents the request's");
+        assert_eq!(call["parent_span_id"], request["span_id"], "{protocol}: the request's span parents the call's");
+        let a = attributes(call);
+        assert_eq!((a["gen_ai.operation.name"].as_str(), a["gen_ai.tool.name"].as_str()), (Some("execute_tool"), Some("greet")), "{protocol}: {a:?}");
+        assert_eq!((a["capspec.decision"].as_str(), a["capspec.status"].as_str(), a["capspec.category"].as_str()), (Some("auto"), Some("ok"), Some("read")), "{protocol}: the gate's decision (a read runs without asking): {a:?}");
+        let exported = serde_json::to_string(&spans).unwrap();
+        assert!(!exported.contains(&secret), "{protocol}: an argument value was exported: {exported}");
+        // The audit record names the same trace.
+        let found = runtime().block_on(async {
+            let store = Store::open(&url).await.unwrap();
+            store.query(&Query { args_hmac: Some(keyed_hash(&key(), &json!({"name": secret}))), ..Query::default() }).await.unwrap()
+        });
+        assert_eq!(found.first().map(|r| r["trace_id"].clone()), Some(json!(trace)), "{protocol}: {found:?}");
+    }
 }

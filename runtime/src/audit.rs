@@ -145,17 +145,25 @@ pub struct Audit {
     sink: Arc<dyn AuditSink>,
     surface: String,
     request: Option<String>,
+    trace: Option<String>,
 }
 
 impl Audit {
     /// Records of this run go to `sink`, labelled with `surface`.
     pub fn new(sink: Arc<dyn AuditSink>, surface: &str) -> Audit {
-        Audit { sink, surface: surface.to_string(), request: None }
+        Audit { sink, surface: surface.to_string(), request: None, trace: None }
     }
 
     /// Label the records with the MCP session or request id.
     pub fn with_request(mut self, request: impl Into<String>) -> Audit {
         self.request = Some(request.into());
+        self
+    }
+
+    /// Label the records with the W3C trace id (32 hex digits) their
+    /// calls' spans are exported under, if any.
+    pub fn with_trace(mut self, trace_id: Option<String>) -> Audit {
+        self.trace = trace_id;
         self
     }
 }
@@ -193,9 +201,9 @@ fn record(caller: &Caller<'_>, kind: RecordKind, call: u64, c: &Call<'_>) -> Aud
         groups: principal.groups().to_vec(),
         surface: audit.surface.clone(),
         request: audit.request.clone(),
-        // The W3C trace id comes with the OTLP export; a `tracing` span id
-        // is no trace id, so none is claimed until then.
-        trace_id: None,
+        // The W3C trace id of the exported spans; a `tracing` span id is
+        // no trace id, so without an export none is claimed.
+        trace_id: audit.trace.clone(),
         capability: c.capability.to_string(),
         category: c.category.map(str::to_string),
         mode: caller.mode.as_str().to_string(),

@@ -48,6 +48,8 @@ pub mod guest;
 pub mod mcp;
 #[cfg(feature = "upstream")]
 pub mod upstream;
+#[cfg(feature = "otlp")]
+pub mod otlp;
 pub mod provider;
 mod principal;
 pub mod policy;

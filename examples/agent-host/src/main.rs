@@ -27,21 +27,41 @@ struct Cli {
     command: Command,
     /// Write every span — each capability call's `execute_tool` span, under the guest action
     /// or MCP request that made it — to FILE, one JSON object per line. Logs go to stderr,
-    /// filtered by RUST_LOG (default: warn).
+    /// filtered by RUST_LOG (default: warn). With OTEL_EXPORTER_OTLP_ENDPOINT set, the
+    /// spans are exported over OTLP too (OTEL_EXPORTER_OTLP_PROTOCOL: http/protobuf or grpc).
     #[arg(long, value_name = "FILE", global = true)]
     trace_file: Option<PathBuf>,
 }
 
 mod trace;
 
-/// Logs to stderr (RUST_LOG), and with `--trace-file` every span to the file.
-fn init_tracing(trace_file: Option<&std::path::Path>) -> std::io::Result<()> {
+/// The OTLP export and the runtime its gRPC connection runs on, kept until
+/// the process ends.
+struct Exporting {
+    otlp: capspec::otlp::Otlp,
+    _runtime: tokio::runtime::Runtime,
+}
+
+/// Logs to stderr (RUST_LOG); with `--trace-file` every span to the file;
+/// with the standard `OTEL_*` variables every span over OTLP.
+fn init_tracing(trace_file: Option<&std::path::Path>) -> Result<Option<Exporting>, String> {
     use tracing_subscriber::prelude::*;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(filter);
-    let file = trace_file.map(trace::TraceFile::create).transpose()?;
-    tracing_subscriber::registry().with(logs).with(file).init();
-    Ok(())
+    let file = trace_file.map(trace::TraceFile::create).transpose().map_err(|e| format!("cannot write the trace file: {e}"))?;
+    let exporting = match capspec::otlp::requested() {
+        None => None,
+        Some(_) => {
+            let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().map_err(|e| format!("cannot start the async runtime: {e}"))?;
+            let otlp = {
+                let _inside = runtime.enter();
+                capspec::otlp::Otlp::from_env("agent-host").map_err(|e| e.to_string())?
+            };
+            otlp.map(|otlp| Exporting { otlp, _runtime: runtime })
+        }
+    };
+    tracing_subscriber::registry().with(logs).with(file).with(exporting.as_ref().map(|e| e.otlp.layer())).init();
+    Ok(exporting)
 }
 
 // Parsed once per process: `serve`'s many flags make it the large variant,
@@ -229,10 +249,24 @@ fn main() -> ExitCode {
             return ExitCode::from(if err.use_stderr() { 2 } else { 0 });
         }
     };
-    if let Err(e) = init_tracing(cli.trace_file.as_deref()) {
-        eprintln!("agent-host: cannot write the trace file: {e}");
-        return ExitCode::from(2);
+    let exporting = match init_tracing(cli.trace_file.as_deref()) {
+        Ok(exporting) => exporting,
+        Err(e) => {
+            eprintln!("agent-host: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = command(cli);
+    if let Some(exporting) = exporting {
+        // The last batch goes out before the process ends.
+        if let Err(e) = exporting.otlp.shutdown() {
+            eprintln!("agent-host: {e}");
+        }
     }
+    code
+}
+
+fn command(cli: Cli) -> ExitCode {
     let modules = match &cli.command {
         Command::Run { session, .. } | Command::Call { session, .. } | Command::Serve { session, .. } => &session.modules.modules,
         Command::Catalog { modules } => &modules.modules,

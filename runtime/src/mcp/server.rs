@@ -215,7 +215,11 @@ impl McpSession {
                     Surface::Code => "code",
                     Surface::Tools => "tools",
                 };
-                run.with_audit(crate::audit::Audit::new(sink.clone(), surface).with_request(context.id.to_string()))
+                let audit = crate::audit::Audit::new(sink.clone(), surface).with_request(context.id.to_string());
+                // Inside the request's span: its trace id, when the spans are exported.
+                #[cfg(feature = "otlp")]
+                let audit = audit.with_trace(crate::otlp::trace_id(&tracing::Span::current()));
+                run.with_audit(audit)
             }
             None => run,
         }
@@ -223,7 +227,7 @@ impl McpSession {
 
     /// One `tools/call`, in its `mcp.request` span (the parent of its calls' spans).
     async fn call(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>) -> rmcp::model::CallToolResult {
-        tracing::Instrument::instrument(self.call_in_span(name, arguments, context, stateless), crate::trace::mcp_tools_call(name)).await
+        tracing::Instrument::instrument(self.call_in_span(name, arguments, context, stateless), request_span(name, context)).await
     }
 
     async fn call_in_span(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>) -> rmcp::model::CallToolResult {
@@ -251,6 +255,17 @@ impl McpSession {
             }
         }
     }
+}
+
+/// The span of one `tools/call` (the parent of its calls' spans), under the
+/// W3C trace context its `_meta` carried when the spans are exported.
+fn request_span(name: &str, context: &RequestContext<RoleServer>) -> tracing::Span {
+    let span = crate::trace::mcp_tools_call(name);
+    #[cfg(feature = "otlp")]
+    crate::otlp::parent(&span, context.meta.get_traceparent(), context.meta.get_tracestate());
+    #[cfg(not(feature = "otlp"))]
+    let _ = context;
+    span
 }
 
 impl McpSession {
@@ -358,7 +373,7 @@ impl ServerHandler for McpSession {
         // 2026-07-28: stateless; an ask is an input_required round, and an
         // action that asks is resumed by replay.
         if matches!(self.host.inner.callable.get(request.name.as_ref()), Some(Callable::ExecuteCode)) {
-            return Ok(tracing::Instrument::instrument(self.action_round(&arguments, request.request_state.as_deref(), request.input_responses.as_ref(), &context), crate::trace::mcp_tools_call(EXECUTE_CODE)).await);
+            return Ok(tracing::Instrument::instrument(self.action_round(&arguments, request.request_state.as_deref(), request.input_responses.as_ref(), &context), request_span(EXECUTE_CODE, &context)).await);
         }
         let key = &self.host.state_key;
         let answer = match mrtr::verify(key, request.request_state.as_deref(), request.input_responses.as_ref()) {
