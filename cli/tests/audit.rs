@@ -2,18 +2,20 @@
 //! killed with SIGKILL under load has recorded every call whose result a
 //! client received (its decision and its outcome), and a restart under the
 //! same instance name continues the chain; two instances sharing a real
-//! Postgres store answer one `audit query`; the calls' spans reach a real
+//! Postgres store, behind a round robin over HTTP, answer one `audit query`; the calls' spans reach a real
 //! OTLP backend (Arize Phoenix) over both protocols, under the trace the
 //! caller sent. The upstream is a server written with the official
 //! TypeScript SDK, run from `tests/ts`.
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use capspec_store::{Query, Store, keyed_hash};
 use capspec_testkit::phoenix::Phoenix;
 use capspec_testkit::postgres::Postgres;
-use capspec_testkit::{TempDir, repo_root, skip, text};
+use capspec_testkit::{KillOnDrop, TempDir, repo_root, skip, text};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
@@ -133,31 +135,91 @@ fn a_server_killed_under_load_loses_no_record_of_a_call_a_client_received() {
     });
 }
 
+/// `serve --http` on a free port of 127.0.0.1 (tools surface, bearer token
+/// `token`), recording into `store` as `instance`; and its address.
+fn serve_http(dir: &Path, store: &str, instance: &str) -> (KillOnDrop, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cargo-capspec"))
+        .args(["capspec", "serve", "--surface", "tools", "--state-key-file", "state.key", "--http", "127.0.0.1:0", "--token-file", "token"])
+        .args(["--store", store, "--instance", instance])
+        .current_dir(dir)
+        .env_remove("CARGO_MANIFEST_DIR")
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cargo-capspec starts");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("serving MCP at") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "{instance} ended before listening");
+    }
+    let addr = line.trim().rsplit_once("http://").unwrap().1.trim_end_matches("/mcp").to_string();
+    (KillOnDrop(child), addr)
+}
+
+/// A TCP round robin in front of `backends`: each new connection goes to
+/// the next one, as a load balancer without session affinity sends them.
+fn round_robin(backends: Vec<String>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for (i, inbound) in listener.incoming().enumerate() {
+            let (Ok(inbound), Ok(outbound)) = (inbound, TcpStream::connect(&backends[i % backends.len()])) else { continue };
+            for (mut from, mut to) in [(inbound.try_clone().unwrap(), outbound.try_clone().unwrap()), (outbound, inbound)] {
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut to);
+                    let _ = to.shutdown(Shutdown::Write);
+                });
+            }
+        }
+    });
+    addr
+}
+
+/// One stateless (2026-07-28) `tools/call` of `greet`, on a connection of
+/// its own; the JSON-RPC response.
+fn greet_stateless(addr: &str, name: &str) -> Value {
+    let params = json!({"name": "greet", "arguments": {"name": name}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "audit-test", "version": "1"},
+    }});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string();
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer t0ken\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: greet\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(format!("{head}{body}").as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    // The response as JSON, or as the SSE event carrying it (chunk sizes are lines of their own).
+    let (_, body) = raw.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no HTTP response: {raw}"));
+    let json = body.lines().map(|l| l.strip_prefix("data:").unwrap_or(l).trim()).find_map(|l| serde_json::from_str::<Value>(l).ok().filter(|v| v.get("id").is_some()));
+    json.unwrap_or_else(|| panic!("no JSON-RPC response in {raw}"))
+}
+
 #[test]
 fn two_instances_sharing_postgres_answer_one_query() {
     let Some(project) = project() else { return };
     let Some(pg) = Postgres::start() else { return };
     let dir = project.path();
+    project.write("token", "t0ken");
     let url = pg.url("shared");
-    runtime().block_on(async {
-        let (east, _) = serve(dir, &["--store", &url, "--instance", "east"]).await;
-        let (west, _) = serve(dir, &["--store", &url, "--instance", "west"]).await;
-        // Round robin: alternate calls between the two instances.
-        for i in 0..6 {
-            let instance = if i % 2 == 0 { &east } else { &west };
-            assert!(greet(instance, &format!("r{i}")).await.is_some());
-        }
-        east.cancel().await.unwrap();
-        west.cancel().await.unwrap();
-    });
+    let (_east, east) = serve_http(dir, &url, "east");
+    let (_west, west) = serve_http(dir, &url, "west");
+    // Behind a round robin, on the revision that keeps no session: each call lands on the next instance.
+    let balancer = round_robin(vec![east, west]);
+    for i in 0..6 {
+        let reply = greet_stateless(&balancer, &format!("r{i}"));
+        assert!(reply["result"]["isError"] != json!(true) && reply.get("error").is_none(), "call {i}: {reply}");
+    }
     let query = capspec(dir, &["audit", "query", "--store", &url, "--capability", "changing.greet", "--format", "json"]);
     let records: Value = serde_json::from_slice(&query.stdout).unwrap_or_else(|_| panic!("{}", text(&query)));
-    let mut instances: Vec<&str> = records.as_array().unwrap().iter().map(|r| r["instance"].as_str().unwrap()).collect();
+    let instances: Vec<&str> = records.as_array().unwrap().iter().map(|r| r["instance"].as_str().unwrap()).collect();
     assert_eq!(instances.len(), 12, "a decision and an outcome per call: {records:#}");
-    instances.dedup();
-    instances.sort();
-    instances.dedup();
-    assert_eq!(instances, ["east", "west"]);
+    let served = |name: &str| instances.iter().filter(|i| **i == name).count();
+    assert_eq!((served("east"), served("west")), (6, 6), "three calls each, both in one answer: {records:#}");
     let verify = capspec(dir, &["audit", "verify", "--store", &url]);
     assert_eq!(verify.status.code(), Some(0), "{}", text(&verify));
     // A record edited in the shared database: verify names its instance and sequence number.
