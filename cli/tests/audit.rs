@@ -183,20 +183,26 @@ fn greet_stateless(addr: &str, name: &str) -> Value {
         "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": {"name": "audit-test", "version": "1"},
     }});
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string();
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: greet"].map(String::from);
+    post(addr, &headers, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})).1
+}
+
+/// One POST of `message` to `/mcp` on a connection of its own: the
+/// response's head and its JSON-RPC message (`Null` when it has none).
+fn post(addr: &str, headers: &[String], message: Value) -> (String, Value) {
+    let body = message.to_string();
+    let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer t0ken\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n");
+    for header in headers {
+        head.push_str(&format!("{header}\r\n"));
+    }
     let mut stream = TcpStream::connect(addr).unwrap();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer t0ken\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: greet\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(format!("{head}{body}").as_bytes()).unwrap();
+    stream.write_all(format!("{head}Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).unwrap();
     let mut raw = String::new();
     stream.read_to_string(&mut raw).unwrap();
     // The response as JSON, or as the SSE event carrying it (chunk sizes are lines of their own).
-    let (_, body) = raw.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no HTTP response: {raw}"));
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no HTTP response: {raw}"));
     let json = body.lines().map(|l| l.strip_prefix("data:").unwrap_or(l).trim()).find_map(|l| serde_json::from_str::<Value>(l).ok().filter(|v| v.get("id").is_some()));
-    json.unwrap_or_else(|| panic!("no JSON-RPC response in {raw}"))
+    (head.to_string(), json.unwrap_or(Value::Null))
 }
 
 #[test]
@@ -209,17 +215,29 @@ fn two_instances_sharing_postgres_answer_one_query() {
     let (_east, east) = serve_http(dir, &url, "east");
     let (_west, west) = serve_http(dir, &url, "west");
     // Behind a round robin, on the revision that keeps no session: each call lands on the next instance.
-    let balancer = round_robin(vec![east, west]);
+    let balancer = round_robin(vec![east.clone(), west]);
     for i in 0..6 {
         let reply = greet_stateless(&balancer, &format!("r{i}"));
         assert!(reply["result"]["isError"] != json!(true) && reply.get("error").is_none(), "call {i}: {reply}");
     }
+    // A 2025-11-25 session (on one instance, as that revision needs): its records name the session.
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "audit-test", "version": "1"}});
+    let (head, _) = post(&east, &[], json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}));
+    let session = head.lines().find_map(|l| l.split_once(':').filter(|(n, _)| n.eq_ignore_ascii_case("mcp-session-id")).map(|(_, v)| v.trim().to_string()));
+    let session = session.unwrap_or_else(|| panic!("no session id: {head}"));
+    let in_session = [format!("Mcp-Session-Id: {session}"), "MCP-Protocol-Version: 2025-11-25".into()];
+    post(&east, &in_session, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let (_, reply) = post(&east, &in_session, json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "greet", "arguments": {"name": "s"}}}));
+    assert!(reply["result"]["isError"] != json!(true), "{reply}");
+    let named = capspec(dir, &["audit", "query", "--store", &url, "--format", "jsonl"]);
+    let requests: Vec<String> = String::from_utf8_lossy(&named.stdout).lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["request"].to_string()).collect();
+    assert!(requests.iter().filter(|r| **r == json!(format!("{session}/7")).to_string()).count() == 2, "the session's call is `SESSION/ID`: {requests:?}");
     let query = capspec(dir, &["audit", "query", "--store", &url, "--capability", "changing.greet", "--format", "json"]);
     let records: Value = serde_json::from_slice(&query.stdout).unwrap_or_else(|_| panic!("{}", text(&query)));
     let instances: Vec<&str> = records.as_array().unwrap().iter().map(|r| r["instance"].as_str().unwrap()).collect();
-    assert_eq!(instances.len(), 12, "a decision and an outcome per call: {records:#}");
+    assert_eq!(instances.len(), 14, "a decision and an outcome per call: {records:#}");
     let served = |name: &str| instances.iter().filter(|i| **i == name).count();
-    assert_eq!((served("east"), served("west")), (6, 6), "three calls each, both in one answer: {records:#}");
+    assert_eq!((served("east"), served("west")), (8, 6), "three calls each behind the balancer, and the session's on east, in one answer: {records:#}");
     let verify = capspec(dir, &["audit", "verify", "--store", &url]);
     assert_eq!(verify.status.code(), Some(0), "{}", text(&verify));
     // A record edited in the shared database: verify names its instance and sequence number.

@@ -101,7 +101,8 @@ pub struct AuditRecord {
     pub groups: Vec<String>,
     /// The surface the call came through (`tools`, `code`, `in_process`, …).
     pub surface: String,
-    /// The MCP session or request the call belongs to, if any.
+    /// The MCP request the call belongs to, if any: its JSON-RPC id, as
+    /// `SESSION/ID` within a 2025-11-25 HTTP session.
     pub request: Option<String>,
     /// The call's trace id (W3C, hex), when a trace carries it.
     pub trace_id: Option<String>,

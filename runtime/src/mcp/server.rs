@@ -215,7 +215,7 @@ impl McpSession {
                     Surface::Code => "code",
                     Surface::Tools => "tools",
                 };
-                let audit = crate::audit::Audit::new(sink.clone(), surface).with_request(context.id.to_string());
+                let audit = crate::audit::Audit::new(sink.clone(), surface).with_request(request_label(context));
                 // Inside the request's span: its trace id, when the spans are exported.
                 #[cfg(feature = "otlp")]
                 let audit = audit.with_trace(crate::otlp::trace_id(&tracing::Span::current()));
@@ -324,6 +324,16 @@ async fn on_action_thread<T: Send + 'static>(action: impl FnOnce() -> T + Send +
 /// (DESIGN §13), else `local` (stdio).
 fn principal_of(context: &RequestContext<RoleServer>) -> Principal {
     context.extensions.get::<http::request::Parts>().and_then(|parts| parts.extensions.get::<Principal>()).cloned().unwrap_or_default()
+}
+
+/// What the audit records name a request by: `SESSION/ID` within a
+/// 2025-11-25 HTTP session (its `Mcp-Session-Id`), else the JSON-RPC id.
+fn request_label(context: &RequestContext<RoleServer>) -> String {
+    let session = context.extensions.get::<http::request::Parts>().and_then(|parts| parts.headers.get("mcp-session-id")).and_then(|v| v.to_str().ok());
+    match session {
+        Some(session) => format!("{session}/{}", context.id),
+        None => context.id.to_string(),
+    }
 }
 
 /// The client declared form elicitation on this (2026-07-28) request.
