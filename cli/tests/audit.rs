@@ -230,8 +230,9 @@ fn two_instances_sharing_postgres_answer_one_query() {
     let (_, reply) = post(&east, &in_session, json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "greet", "arguments": {"name": "s"}}}));
     assert!(reply["result"]["isError"] != json!(true), "{reply}");
     let named = capspec(dir, &["audit", "query", "--store", &url, "--format", "jsonl"]);
-    let requests: Vec<String> = String::from_utf8_lossy(&named.stdout).lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["request"].to_string()).collect();
-    assert!(requests.iter().filter(|r| **r == json!(format!("{session}/7")).to_string()).count() == 2, "the session's call is `SESSION/ID`: {requests:?}");
+    let requests: Vec<Value> = String::from_utf8_lossy(&named.stdout).lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["request"].clone()).collect();
+    let labelled = json!(format!("{session}/7"));
+    assert_eq!(requests.iter().filter(|r| **r == labelled).count(), 2, "the session's call is `SESSION/ID` in both its records: {requests:?}");
     let query = capspec(dir, &["audit", "query", "--store", &url, "--capability", "changing.greet", "--format", "json"]);
     let records: Value = serde_json::from_slice(&query.stdout).unwrap_or_else(|_| panic!("{}", text(&query)));
     let instances: Vec<&str> = records.as_array().unwrap().iter().map(|r| r["instance"].as_str().unwrap()).collect();
