@@ -92,6 +92,10 @@ impl Store {
         let pool = AnyPoolOptions::new()
             .max_connections(if driver == Driver::Sqlite { 4 } else { 8 })
             .acquire_timeout(std::time::Duration::from_secs(5))
+            // A file has no connection to lose: no ping before each commit.
+            // A Postgres connection is checked, so a restarted server is met
+            // by a new connection rather than a failed call.
+            .test_before_acquire(driver != Driver::Sqlite)
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if driver == Driver::Sqlite {
