@@ -166,7 +166,8 @@ impl Writer {
         records
             .map(|record| {
                 seq += 1;
-                let body = self.body(record, seq);
+                let args_hmac = record.args.as_ref().map(|a| keyed_hash(&self.options.key, a));
+                let body = self.body(record, seq, args_hmac.as_deref());
                 let hash = link(&prev, &body);
                 Record {
                     seq,
@@ -176,7 +177,7 @@ impl Writer {
                     capability: record.capability.clone(),
                     decision: record.decision.map(|d| d.as_str().to_string()),
                     status: record.status.clone(),
-                    args_hmac: record.args.as_ref().map(|a| keyed_hash(&self.options.key, a)),
+                    args_hmac,
                     body,
                     prev: std::mem::replace(&mut prev, hash.clone()),
                     hash,
@@ -188,13 +189,13 @@ impl Writer {
     /// The record as stored: arguments and result replaced by their keyed
     /// hashes (argument values kept only when asked), with its instance and
     /// sequence number, as canonical JSON.
-    fn body(&self, record: &AuditRecord, seq: i64) -> String {
+    fn body(&self, record: &AuditRecord, seq: i64, args_hmac: Option<&str>) -> String {
         let mut value = serde_json::to_value(record).unwrap_or(Value::Null);
         if let Value::Object(map) = &mut value {
             let args = map.remove("args").filter(|a| !a.is_null());
             let result = map.remove("result").filter(|r| !r.is_null());
-            if let Some(args) = args {
-                map.insert("args_hmac".into(), Value::String(keyed_hash(&self.options.key, &args)));
+            if let (Some(args), Some(hmac)) = (args, args_hmac) {
+                map.insert("args_hmac".into(), Value::String(hmac.to_string()));
                 if self.options.keep_arguments {
                     map.insert("args".into(), args);
                 }
