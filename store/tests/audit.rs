@@ -158,6 +158,12 @@ fn a_postgres_store_records_every_call_and_a_call_waits_for_the_store() {
             }
         }
         assert_eq!(back, Some(json!({"id": 1})), "the refused call never ran: the first one to run made note 1");
+        // A restart nobody called through: the writer's kept connection is
+        // gone, and the next call still runs at the first try.
+        pg.stop();
+        pg.restart();
+        let next = session.invoke(&run(&log, "dave", Mode::AcceptEdits, &notes), "notes.create_note", json!({"title": "t", "body": "b"})).await;
+        assert_eq!(next.map_err(|e| e.message), Ok(json!({"id": 2})), "a call after a quiet restart");
         assert!(store.verify().await.unwrap().is_none());
     });
 }
