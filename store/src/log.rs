@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use sqlx::Row;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::{Store, StoreError, fail};
+use crate::{Driver, Store, StoreError, fail};
 
 /// The hash before an instance's first record.
 pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -49,7 +49,7 @@ impl AuditLog {
     pub async fn start(store: Store, options: AuditOptions) -> Result<Arc<AuditLog>, StoreError> {
         let (seq, hash) = head(&store, &options.instance).await?;
         let (sender, receiver) = mpsc::channel(4 * GROUP);
-        let writer = Writer { store, options, seq, hash };
+        let writer = Writer { store, connection: None, options, seq, hash };
         tokio::spawn(writer.run(receiver));
         Ok(Arc::new(AuditLog { sender }))
     }
@@ -113,7 +113,8 @@ pub(crate) fn link(prev_hash: &str, body: &str) -> String {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    bytes.iter().flat_map(|b| [DIGITS[usize::from(b >> 4)] as char, DIGITS[usize::from(b & 15)] as char]).collect()
 }
 
 /// One stored record: its columns and its body.
@@ -133,6 +134,10 @@ struct Record {
 
 struct Writer {
     store: Store,
+    /// The connection commits go through, kept between groups: on SQLite
+    /// its page cache stays warm (a connection that did not write the last
+    /// commit rereads the pages it holds).
+    connection: Option<sqlx::pool::PoolConnection<sqlx::Any>>,
     options: AuditOptions,
     seq: i64,
     hash: String,
@@ -153,6 +158,10 @@ impl Writer {
             if outcome.is_ok() {
                 let last = rows.last().expect("a group holds a record");
                 (self.seq, self.hash) = (last.seq, last.hash.clone());
+            } else if let Ok(stored) = head(&self.store, &self.options.instance).await {
+                // A commit whose answer was lost may have landed: the chain
+                // goes on from what the store holds.
+                (self.seq, self.hash) = stored;
             }
             for (_, done) in group {
                 let _ = done.send(outcome.clone());
@@ -210,31 +219,47 @@ impl Writer {
     }
 
     /// The group in one statement (one round trip to the database, and
-    /// atomic by itself): a record per row of its `VALUES`.
-    async fn commit(&self, rows: &[Record]) -> Result<(), String> {
-        let store = &self.store;
-        let mut sql = String::from("INSERT INTO audit_records (instance, seq, kind, time_ms, principal, capability, decision, status, args_hmac, body, prev_hash, hash) VALUES ");
-        for r in 0..rows.len() {
-            let n = r * 12;
-            let cells: Vec<String> = (1..=12).map(|c| format!("${}", n + c)).collect();
-            sql.push_str(&format!("{}({})", if r == 0 { "" } else { ", " }, cells.join(", ")));
+    /// atomic by itself), on the connection the writer keeps: its rows go
+    /// as one JSON array bound once, which the database unpacks, so the
+    /// statement is the same for every group (prepared once) and binding
+    /// costs the same for one row or 256. A failed commit lets the
+    /// connection go; the next takes a fresh one.
+    async fn commit(&mut self, rows: &[Record]) -> Result<(), String> {
+        let cells: Vec<_> = rows
+            .iter()
+            .map(|r| (r.seq, &r.kind, r.time_ms, &r.principal, &r.capability, &r.decision, &r.status, &r.args_hmac, &r.body, &r.prev, &r.hash))
+            .collect();
+        let cells = serde_json::to_string(&cells).expect("strings and numbers serialize");
+        let sql = match self.store.driver() {
+            Driver::Sqlite => INSERT_SQLITE,
+            Driver::Postgres => INSERT_POSTGRES,
+        };
+        // A kept connection may have died while idle (a restarted Postgres):
+        // then the group goes again once, on a fresh connection.
+        let reused = self.connection.is_some();
+        match self.execute(sql, &cells).await {
+            Err(_) if reused => self.execute(sql, &cells).await,
+            done => done,
         }
-        let mut query = sqlx::query(&sql);
-        for row in rows {
-            query = query
-                .bind(&self.options.instance)
-                .bind(row.seq)
-                .bind(&row.kind)
-                .bind(row.time_ms)
-                .bind(&row.principal)
-                .bind(&row.capability)
-                .bind(row.decision.clone())
-                .bind(row.status.clone())
-                .bind(row.args_hmac.clone())
-                .bind(&row.body)
-                .bind(&row.prev)
-                .bind(&row.hash);
+        .map_err(|e| format!("the store `{}` did not take the record: {e}", self.store.url()))
+    }
+
+    async fn execute(&mut self, sql: &'static str, cells: &str) -> Result<(), sqlx::Error> {
+        let connection = match &mut self.connection {
+            Some(connection) => connection,
+            none => none.insert(self.store.pool().acquire().await?),
+        };
+        let done = sqlx::query(sql).bind(&self.options.instance).bind(cells).execute(&mut **connection).await;
+        if done.is_err() {
+            self.connection = None;
         }
-        query.execute(store.pool()).await.map(|_| ()).map_err(|e| format!("the store `{}` did not take the record: {e}", store.url()))
+        done.map(|_| ())
     }
 }
+
+/// A group's rows from the JSON array bound as `$2`, each row an array
+/// of its cells in the order of the column list.
+const INSERT_SQLITE: &str = "INSERT INTO audit_records (instance, seq, kind, time_ms, principal, capability, decision, status, args_hmac, body, prev_hash, hash) \
+    SELECT $1, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10 FROM json_each($2)";
+const INSERT_POSTGRES: &str = "INSERT INTO audit_records (instance, seq, kind, time_ms, principal, capability, decision, status, args_hmac, body, prev_hash, hash) \
+    SELECT $1, (r ->> 0)::bigint, r ->> 1, (r ->> 2)::bigint, r ->> 3, r ->> 4, r ->> 5, r ->> 6, r ->> 7, r ->> 8, r ->> 9, r ->> 10 FROM json_array_elements($2::text::json) AS r";

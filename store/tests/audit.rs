@@ -117,6 +117,26 @@ async fn purge_keeps_the_chain(url: &str) {
     assert!(store.verify().await.unwrap().is_none(), "the checkpoint keeps what is left verifiable");
 }
 
+/// A commit whose answer never came back may still have landed: the next
+/// call is refused (its sequence number is taken), and the log goes on from
+/// what the store holds rather than refusing every call after.
+async fn a_commit_that_landed_unanswered_does_not_stop_the_log(url: &str) {
+    let store = Store::open(url).await.unwrap();
+    let log = AuditLog::start(store.clone(), options("host-l")).await.unwrap();
+    let session = Registry::new(generated::MODULES).unwrap().mount_all();
+    let notes = Notes::default();
+    let dan = run(&log, "dan", Mode::Default, &notes);
+    let call = || session.invoke(&dan, "notes.list_notes", json!({}));
+    call().await.unwrap();
+    // The writer's next sequence number, taken behind its back.
+    sql(url, "INSERT INTO audit_records (instance, seq, kind, time_ms, principal, capability, decision, status, args_hmac, body, prev_hash, hash) SELECT instance, seq + 1, kind, time_ms, principal, capability, decision, status, args_hmac, body, hash, hash FROM audit_records WHERE instance = 'host-l' AND seq = 2").await;
+    assert_eq!(call().await.unwrap_err().code, ErrorCode::AuditUnavailable);
+    call().await.expect("the log goes on after the store's head");
+    let seqs: Vec<i64> = store.query(&Query { principal: Some("dan".into()), ..Query::default() }).await.unwrap().iter().map(|r| r["seq"].as_i64().unwrap()).collect();
+    // The third is the copy (its body still says 2); the chain goes on after it.
+    assert_eq!(seqs, [1, 2, 2, 4, 5]);
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
@@ -128,6 +148,8 @@ fn the_sqlite_store_records_every_call_and_verifies_its_chain() {
     runtime().block_on(exercise(&url));
     let dir = TempDir::new("audit-sqlite-purge");
     runtime().block_on(purge_keeps_the_chain(&format!("sqlite:{}/store.db", dir.path().display())));
+    let dir = TempDir::new("audit-sqlite-landed");
+    runtime().block_on(a_commit_that_landed_unanswered_does_not_stop_the_log(&format!("sqlite:{}/store.db", dir.path().display())));
 }
 
 #[test]
