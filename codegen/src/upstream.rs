@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-pub use crate::config::{OAuthClient, Start, Transport, Upstream};
+pub use crate::config::{Credentials, OAuthClient, Start, Transport, Upstream};
 use crate::finding::Finding;
 use crate::import::{self, ImportError, ImportOptions, Imported};
 use crate::load::{self, SpecFile};

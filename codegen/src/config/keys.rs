@@ -59,6 +59,7 @@ keys! {
     "upstream" "client_id" = "", "with auth = \"oauth\": a client the server's authorization server registered";
     "upstream" "client_metadata_url" = "", "with auth = \"oauth\": a Client ID Metadata Document the project publishes";
     "upstream" "scopes" = "", "with auth = \"oauth\": the scopes to ask for (default: what its metadata names)";
+    "upstream" "credentials" = "\"operator\"", "with auth = \"oauth\": \"operator\" (one log-in) or \"per-user\" (each person's own)";
     "upstream" "env" = "{}", "added to a stdio server's environment";
     "upstream" "cwd" = "\".\"", "a stdio server's working directory";
     "upstream" "start" = "\"eager\"", "\"eager\" (at serve's start) or \"lazy\" (at its first call)";

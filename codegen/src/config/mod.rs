@@ -20,7 +20,7 @@ mod upstream;
 pub use reader::CONFIG_FILE;
 pub(crate) use reader::path_problem;
 use reader::{Entry, Reader};
-pub use upstream::{OAuthClient, Start, Transport, Upstream};
+pub use upstream::{Credentials, OAuthClient, Start, Transport, Upstream};
 
 
 /// Defaults of every optional key, documented in `--help` and the README.

@@ -58,6 +58,30 @@ pub struct OAuthClient {
     pub client_metadata_url: Option<String>,
     /// `scopes`: what to ask for; empty, what the server's metadata names.
     pub scopes: Vec<String>,
+    /// `credentials`: whose log-in a call sends.
+    pub credentials: Credentials,
+}
+
+/// Whose log-in an `auth = "oauth"` server's calls send (DESIGN §12).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Credentials {
+    /// `"operator"`: the one `auth login`, for every call.
+    #[default]
+    Operator,
+    /// `"per-user"`: each principal's own, authorized once in the browser
+    /// and kept sealed in the serve store; the operator's log-in only pins
+    /// and serves `local`.
+    PerUser,
+}
+
+impl Credentials {
+    /// As `capspec.toml` writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Credentials::Operator => "operator",
+            Credentials::PerUser => "per-user",
+        }
+    }
 }
 
 /// When the runtime starts a server.
@@ -73,7 +97,7 @@ pub enum Start {
 pub const DEFAULT_TIMEOUT_MS: u64 = 60_000;
 
 /// The keys only an `auth = "oauth"` server takes.
-const OAUTH_KEYS: [&str; 3] = ["client_id", "client_metadata_url", "scopes"];
+const OAUTH_KEYS: [&str; 4] = ["client_id", "client_metadata_url", "scopes", "credentials"];
 
 impl Reader<'_> {
     /// Every `[upstream.NAME]` table; a broken one is reported and left out.
@@ -216,7 +240,19 @@ impl Reader<'_> {
                 list
             }
         };
-        Some(Some(OAuthClient { client_id, client_metadata_url, scopes }))
+        let credentials = match server.get_key_value("credentials") {
+            None => Credentials::Operator,
+            Some(entry) => match self.string(Some(entry), "").as_str() {
+                "operator" => Credentials::Operator,
+                "per-user" => Credentials::PerUser,
+                other => {
+                    let at = self.pos(entry.1.span().start);
+                    self.error(rule::CONFIG_INVALID_VALUE, at, format!("`credentials = {other:?}` in {section}: it is \"operator\" (the one `auth login`, for every call) or \"per-user\" (each person's own)"));
+                    return None;
+                }
+            },
+        };
+        Some(Some(OAuthClient { client_id, client_metadata_url, scopes, credentials }))
     }
 
     fn env(&mut self, server: &DeTable<'_>, section: &str) -> Option<BTreeMap<String, String>> {
