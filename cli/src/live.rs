@@ -71,6 +71,7 @@ pub(crate) mod client {
                     scopes: o.scopes.clone(),
                     // No config directory: the store says so when used (never the project).
                     store: credentials_dir().unwrap_or_default(),
+                    per_user: o.credentials == capspec_codegen::upstream::Credentials::PerUser,
                 }),
             },
         };

@@ -5,7 +5,9 @@
 //!
 //! - an approval of one tool call: HMAC-SHA-256 (rmcp's `RequestStateCodec`);
 //! - a suspended action's journal: XChaCha20-Poly1305, encrypted because it
-//!   carries the results of the action's calls.
+//!   carries the results of the action's calls;
+//! - the audit log's keyed hashes (HMAC-SHA-256), and the vault's sealed
+//!   per-user upstream credentials (XChaCha20-Poly1305), in the serve store.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +26,7 @@ const SALT: &[u8] = b"capspec requestState key v1";
 const APPROVAL_KEY: &[u8] = b"capspec approval state: HMAC-SHA-256";
 const ACTION_KEY: &[u8] = b"capspec action state: XChaCha20-Poly1305";
 const AUDIT_KEY: &[u8] = b"capspec audit log: HMAC-SHA-256";
+const VAULT_KEY: &[u8] = b"capspec upstream credentials: XChaCha20-Poly1305";
 /// A sealed action state starts with this, then URL-safe base64 of nonce ‖ ciphertext.
 const ACTION_PREFIX: &str = "cs1.";
 const NONCE_BYTES: usize = 24;
@@ -35,6 +38,7 @@ pub struct StateKey {
     approval: Arc<RequestStateCodec>,
     action: Arc<XChaCha20Poly1305>,
     audit: [u8; 32],
+    vault: [u8; 32],
     ttl: Duration,
 }
 
@@ -63,7 +67,7 @@ impl StateKey {
         };
         let approval = RequestStateCodec::try_new(derive(APPROVAL_KEY).to_vec()).map_err(|e| e.to_string())?;
         let action = XChaCha20Poly1305::new_from_slice(&derive(ACTION_KEY)).expect("the derived key has the cipher's length");
-        Ok(StateKey { approval: Arc::new(approval), action: Arc::new(action), audit: derive(AUDIT_KEY), ttl: STATE_TTL })
+        Ok(StateKey { approval: Arc::new(approval), action: Arc::new(action), audit: derive(AUDIT_KEY), vault: derive(VAULT_KEY), ttl: STATE_TTL })
     }
 
     /// The key in `file` (`--state-key-file`): exactly the bytes it holds,
@@ -79,6 +83,13 @@ impl StateKey {
     /// file gives the same key on every instance and after a restart.
     pub fn audit_key(&self) -> [u8; 32] {
         self.audit
+    }
+
+    /// The key per-user upstream credentials are sealed with in the serve
+    /// store's vault (DESIGN §12): derived for that purpose alone, so every
+    /// instance given the same file opens what another sealed.
+    pub fn vault_key(&self) -> [u8; 32] {
+        self.vault
     }
 
     /// States sealed with this key expire after `ttl` (at least a second).

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -203,6 +204,12 @@ pub(crate) struct Connected {
 /// token), complete the MCP handshake and list every tool — all within its
 /// timeout.
 pub(crate) async fn connect(server: &Server) -> Result<Connected, UpstreamError> {
+    connect_as(server, None).await
+}
+
+/// [`connect`], with `as_principal`'s credential from the vault instead of
+/// the operator's log-in (a `per-user` server, DESIGN §12).
+pub(crate) async fn connect_as(server: &Server, as_principal: Option<(&str, &Arc<dyn super::oauth::CredentialVault>)>) -> Result<Connected, UpstreamError> {
     type Handshake = std::pin::Pin<Box<dyn std::future::Future<Output = Result<RunningService<RoleClient, ()>, rmcp::service::ClientInitializeError>> + Send>>;
     let (handshake, stderr): (Handshake, StderrTail) = match &server.endpoint {
         Endpoint::Stdio { .. } => {
@@ -217,12 +224,19 @@ pub(crate) async fn connect(server: &Server) -> Result<Connected, UpstreamError>
             if let Some(oauth) = oauth {
                 // rmcp's AuthClient sends the stored token, refreshes it
                 // before it expires, and once more when the server refuses it.
-                let stored = tokio::time::timeout(server.timeout, super::oauth::stored_manager(url, oauth)).await;
+                let stored = match as_principal {
+                    None => tokio::time::timeout(server.timeout, super::oauth::stored_manager(url, oauth)).await,
+                    Some((principal, vault)) => tokio::time::timeout(server.timeout, super::oauth::principal_manager(url, &server.name, principal, vault.clone())).await,
+                };
                 let manager = stored
                     .map_err(|_| UpstreamError::Timeout { timeout: server.timeout, stderr: String::new() })?
-                    .map_err(|unusable| match unusable {
-                        super::oauth::Unusable::NotLoggedIn => UpstreamError::Unauthorized { message: "not logged in".into(), login: super::oauth::login_command(&server.name) },
-                        super::oauth::Unusable::Failed(message) => UpstreamError::Protocol { message, stderr: String::new() },
+                    .map_err(|unusable| match (unusable, as_principal) {
+                        (super::oauth::Unusable::NotLoggedIn, None) => UpstreamError::Unauthorized { message: "not logged in".into(), login: super::oauth::login_command(&server.name) },
+                        (super::oauth::Unusable::NotLoggedIn, Some((principal, _))) => UpstreamError::Unauthorized {
+                            message: format!("`{principal}` has not authorized capspec to call it as them"),
+                            login: String::new(),
+                        },
+                        (super::oauth::Unusable::Failed(message), _) => UpstreamError::Protocol { message, stderr: String::new() },
                     })?;
                 let client = AuthClient::new(reqwest::Client::new(), manager);
                 (Box::pin(().serve(StreamableHttpClientTransport::with_client(client, config))), StderrTail::default())
@@ -243,7 +257,10 @@ pub(crate) async fn connect(server: &Server) -> Result<Connected, UpstreamError>
     match listed {
         Ok(Ok((service, tools))) => Ok(Connected { service, tools, stderr }),
         // Only a log-in can be renewed: a static token's 401 stays a protocol error.
-        Ok(Err((message, true))) if server.oauth().is_some() => Err(UpstreamError::Unauthorized { message: format!("{SERVER_SAID}{message}"), login: super::oauth::login_command(&server.name) }),
+        Ok(Err((message, true))) if server.oauth().is_some() => {
+            let login = if as_principal.is_some() { String::new() } else { super::oauth::login_command(&server.name) };
+            Err(UpstreamError::Unauthorized { message: format!("{SERVER_SAID}{message}"), login })
+        }
         failed => {
             // What the child wrote last may still be in the pipe.
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -284,6 +301,13 @@ pub(crate) const SERVER_SAID: &str = "the server said: ";
 /// description may tell "your client" to do what capspec does not) after
 /// it, marked as the server's.
 fn unauthorized_text(message: &str, login: &str) -> String {
+    if login.is_empty() {
+        // A person's own credential (`per-user`): no log-in of the operator's helps.
+        return match message.strip_prefix(SERVER_SAID) {
+            Some(said) => format!("the server refused the caller's own token (the server's own words: \"{said}\")"),
+            None => message.to_string(),
+        };
+    }
     match message.strip_prefix(SERVER_SAID) {
         Some(said) => format!("the server refused the log-in's token; log in again with `{login}` (the server's own words, written for any client: \"{said}\")"),
         None => format!("{message}; log in with `{login}`"),

@@ -15,4 +15,5 @@ mod mount;
 pub mod oauth;
 
 pub use child::{Endpoint, Server, UpstreamError, list_tools};
+pub use oauth::CredentialVault;
 pub use mount::{MAX_BACKOFF, PinnedTool, UpstreamModule, Upstreams, Unmounted};

@@ -32,7 +32,8 @@ use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::{Peer, RoleClient};
 use serde_json::Value;
 
-use super::child::{Connected, Server, StderrTail, UpstreamError, connect, stderr_tail};
+use super::child::{Connected, Server, StderrTail, UpstreamError, connect_as, stderr_tail};
+use super::oauth::CredentialVault;
 use crate::error::{CallError, ErrorCode};
 use crate::gate::BoxFuture;
 use crate::registry::{Forward, Forwarded};
@@ -102,10 +103,19 @@ impl Upstreams {
     /// Start every eager server (concurrently, each within its timeout);
     /// lazy ones start on their first call.
     pub async fn start(modules: Vec<UpstreamModule>) -> Upstreams {
+        Upstreams::start_with_vault(modules, None).await
+    }
+
+    /// [`Upstreams::start`], with the vault a `per-user` server's callers'
+    /// own credentials are kept in (DESIGN §12). Without one, such a server
+    /// serves `local` alone (with the operator's log-in) and refuses anyone
+    /// else with `upstream_unauthorized`.
+    pub async fn start_with_vault(modules: Vec<UpstreamModule>, vault: Option<Arc<dyn CredentialVault>>) -> Upstreams {
         let mut starting = tokio::task::JoinSet::new();
         for (i, m) in modules.into_iter().enumerate() {
+            let vault = vault.clone();
             starting.spawn(async move {
-                let connection = Arc::new(Connection::new(m.server.clone(), m.tools));
+                let connection = Arc::new(Connection::new(m.server.clone(), m.tools, vault));
                 let started = if m.lazy { Ok(()) } else { connection.ready().await.map(|_| ()).map_err(|(_, reason)| reason) };
                 (i, m.module, connection, started)
             });
@@ -153,7 +163,9 @@ impl Upstreams {
 
     /// Stop every server (also done when the mount is dropped).
     pub async fn shutdown(&self) {
-        for (_, connection) in &self.mounted {
+        let callers = self.mounted.iter().flat_map(|(_, c)| c.callers.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect::<Vec<_>>());
+        let every: Vec<Arc<Connection>> = self.mounted.iter().map(|(_, c)| c.clone()).chain(callers).collect();
+        for connection in &every {
             let taken = std::mem::replace(&mut *connection.state.lock().await, State::Stopped);
             if let State::Up { service, .. } = taken {
                 let _ = service.cancel().await;
@@ -168,6 +180,13 @@ struct Connection {
     /// Capability name → its tool and pin.
     tools: BTreeMap<&'static str, PinnedTool>,
     state: tokio::sync::Mutex<State>,
+    /// Where a `per-user` server's callers' credentials are kept.
+    vault: Option<Arc<dyn CredentialVault>>,
+    /// `Some(principal)`: this connection calls as that principal, with
+    /// their credential from the vault (never the operator's log-in).
+    principal: Option<String>,
+    /// A `per-user` server's connections, one per principal who called.
+    callers: std::sync::Mutex<BTreeMap<String, Arc<Connection>>>,
 }
 
 enum State {
@@ -190,9 +209,35 @@ enum State {
 }
 
 impl Connection {
-    fn new(server: Server, tools: Vec<PinnedTool>) -> Connection {
+    fn new(server: Server, tools: Vec<PinnedTool>, vault: Option<Arc<dyn CredentialVault>>) -> Connection {
         let tools = tools.into_iter().map(|t| (t.spec.name, t)).collect();
-        Connection { server, tools, state: tokio::sync::Mutex::new(State::Down { failures: 0, retry_at: None, code: ErrorCode::UpstreamUnavailable, reason: String::new() }) }
+        Connection::with(server, tools, vault, None)
+    }
+
+    fn with(server: Server, tools: BTreeMap<&'static str, PinnedTool>, vault: Option<Arc<dyn CredentialVault>>, principal: Option<String>) -> Connection {
+        let state = tokio::sync::Mutex::new(State::Down { failures: 0, retry_at: None, code: ErrorCode::UpstreamUnavailable, reason: String::new() });
+        Connection { server, tools, state, vault, principal, callers: std::sync::Mutex::new(BTreeMap::new()) }
+    }
+
+    /// The connection a call by `principal` goes through: this one, unless
+    /// the server is `per-user` and the caller is not `local`; then the
+    /// caller's own, which sends their credential and nobody else's.
+    fn for_principal(self: &Arc<Connection>, principal: &str) -> Result<Arc<Connection>, String> {
+        let per_user = self.server.oauth().is_some_and(|(_, oauth)| oauth.per_user);
+        if !per_user || principal == crate::principal::Principal::LOCAL {
+            return Ok(self.clone());
+        }
+        let Some(vault) = &self.vault else {
+            return Err(format!(
+                "`{}` is called with each caller's own credential (`credentials = \"per-user\"`), and this host keeps none (it has no serve store); `{principal}` cannot call it",
+                self.server.name
+            ));
+        };
+        let mut callers = self.callers.lock().unwrap_or_else(|e| e.into_inner());
+        let connection = callers
+            .entry(principal.to_string())
+            .or_insert_with(|| Arc::new(Connection::with(self.server.clone(), self.tools.clone(), Some(vault.clone()), Some(principal.to_string()))));
+        Ok(connection.clone())
     }
 
     /// The running server's peer and what changed, starting it if needed.
@@ -226,7 +271,9 @@ impl Connection {
             Err(e) => {
                 let code = if matches!(e, UpstreamError::Unauthorized { .. }) { ErrorCode::UpstreamUnauthorized } else { ErrorCode::UpstreamUnavailable };
                 let reason = format!("`{}` did not start: {e}", self.server.name);
-                *state = State::Down { failures: failures + 1, retry_at: Some(Instant::now() + backoff(failures)), code, reason: reason.clone() };
+                // A caller without a credential yet may have one a moment later: no wait.
+                let retry_at = if code == ErrorCode::UpstreamUnauthorized && self.principal.is_some() { None } else { Some(Instant::now() + backoff(failures)) };
+                *state = State::Down { failures: failures + 1, retry_at, code, reason: reason.clone() };
                 Err((code, reason))
             }
         }
@@ -250,6 +297,10 @@ impl Connection {
 
     /// The OAuth client of the server's stored log-in, if it has one.
     fn stored_client(&self) -> Option<String> {
+        if self.principal.is_some() {
+            // The caller's own credential, not a log-in on this machine.
+            return None;
+        }
         let (url, oauth) = self.server.oauth()?;
         super::oauth::logins_for(url, oauth).ok()?.into_iter().next().map(|l| l.client_id)
     }
@@ -257,7 +308,8 @@ impl Connection {
     /// Start the process, complete the handshake and list the tools within
     /// the timeout; compare each pinned tool with what is listed.
     async fn start(&self) -> Result<(RunningService<RoleClient, ()>, BTreeMap<&'static str, String>, StderrTail), UpstreamError> {
-        let Connected { service, tools: listed, stderr } = connect(&self.server).await?;
+        let as_principal = self.principal.as_deref().zip(self.vault.as_ref());
+        let Connected { service, tools: listed, stderr } = connect_as(&self.server, as_principal).await?;
         let live: BTreeMap<String, Value> =
             listed.into_iter().map(|t| (t.name.to_string(), serde_json::to_value(&t).expect("tools serialize"))).collect();
         let changed = self.tools.values().filter_map(|pinned| drift(pinned, live.get(&pinned.tool)).map(|why| (pinned.spec.name, why))).collect();
@@ -306,10 +358,10 @@ impl Forward for Tool {
 
     fn call<'a>(&'a self, run: &'a Run, args: Value) -> BoxFuture<'a, Result<Value, CallError>> {
         Box::pin(async move {
-            let connection = &self.connection;
-            let pinned = &connection.tools[self.capability];
             // No message a model reads carries a Rust type name, whatever a layer below words.
             let fail = |code: ErrorCode, message: String| CallError { code, message: super::child::without_type_paths(&message), capability: String::new() };
+            let connection = &self.connection.for_principal(run.principal().id()).map_err(|e| fail(ErrorCode::UpstreamUnauthorized, e))?;
+            let pinned = &connection.tools[self.capability];
             let arguments = match args {
                 Value::Object(map) => Some(map),
                 _ => None,
@@ -357,6 +409,9 @@ impl Forward for Tool {
                         // client): start again with it, and call once more.
                         if connection.restart_if_logged_in_anew().await && attempt == 0 {
                             continue;
+                        }
+                        if let Some(principal) = &connection.principal {
+                            return Err(fail(ErrorCode::UpstreamUnauthorized, format!("`{}` refused `{principal}`'s own token, also after a refresh", connection.server.name)));
                         }
                         Err(fail(
                             ErrorCode::UpstreamUnauthorized,

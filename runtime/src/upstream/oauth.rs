@@ -35,6 +35,57 @@ pub struct OAuth {
     /// The directory holding the credentials ([`credentials_dir`]); empty
     /// when the user has none (then nothing can be stored).
     pub store: PathBuf,
+    /// `credentials = "per-user"`: a principal other than `local` calls with
+    /// their own credential from the [`CredentialVault`], never with the
+    /// operator's log-in in [`OAuth::store`] (which pins, and serves `local`).
+    pub per_user: bool,
+}
+
+/// Where per-user credentials are kept (DESIGN §12, §15): the serve store
+/// seals them; the runtime only loads and saves them, per (upstream,
+/// principal). A credential is rmcp's stored credentials as JSON.
+pub trait CredentialVault: Send + Sync {
+    /// `principal`'s credential for `upstream`, if one is kept.
+    fn load<'a>(&'a self, upstream: &'a str, principal: &'a str) -> crate::gate::BoxFuture<'a, Result<Option<serde_json::Value>, String>>;
+    /// Keep (or replace) `principal`'s credential for `upstream`.
+    fn save<'a>(&'a self, upstream: &'a str, principal: &'a str, credential: serde_json::Value) -> crate::gate::BoxFuture<'a, Result<(), String>>;
+}
+
+/// One principal's credential for one upstream, as rmcp's client loads and
+/// saves it (a refresh saves the new tokens back).
+struct VaultStore {
+    vault: Arc<dyn CredentialVault>,
+    upstream: String,
+    principal: String,
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for VaultStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let kept = self.vault.load(&self.upstream, &self.principal).await.map_err(AuthError::CredentialStoreError)?;
+        Ok(kept.and_then(|v| serde_json::from_value(v).ok()))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let value = serde_json::to_value(&credentials).map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+        self.vault.save(&self.upstream, &self.principal, value).await.map_err(AuthError::CredentialStoreError)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        Ok(())
+    }
+}
+
+/// The authorization manager for the server at `url` with `principal`'s
+/// credential from `vault`.
+pub(crate) async fn principal_manager(url: &str, upstream: &str, principal: &str, vault: Arc<dyn CredentialVault>) -> Result<AuthorizationManager, Unusable> {
+    let mut manager = AuthorizationManager::new(url).await.map_err(|e| Unusable::Failed(e.to_string()))?;
+    manager.set_credential_store(VaultStore { vault, upstream: upstream.to_string(), principal: principal.to_string() });
+    match manager.initialize_from_store().await {
+        Ok(true) => Ok(manager),
+        Ok(false) | Err(AuthError::AuthorizationRequired) => Err(Unusable::NotLoggedIn),
+        Err(e) => Err(Unusable::Failed(format!("its authorization could not be prepared: {e}"))),
+    }
 }
 
 /// The command that logs in to `server`, for messages.
