@@ -185,6 +185,31 @@ pub(crate) enum AuthCommand {
         #[command(flatten)]
         root: RootArg,
     },
+    /// Who holds their own credential for a `credentials = "per-user"` upstream.
+    ///
+    /// Each principal with a credential for `[upstream.NAME]` in the serve store's vault:
+    /// their scopes, when the access token expires and when it was last stored (never a
+    /// token; the credentials are sealed there).
+    Users {
+        /// The server, as `[upstream.NAME]` names it in capspec.toml.
+        name: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Forget one person's credential for a `credentials = "per-user"` upstream.
+    ///
+    /// Their next call to `[upstream.NAME]` asks them to authorize again. An instance
+    /// that is serving keeps the connection it opened with the credential until it
+    /// restarts or the upstream refuses the token.
+    Revoke {
+        /// The server, as `[upstream.NAME]` names it in capspec.toml.
+        name: String,
+        /// The principal (the team issuer's `sub`).
+        #[arg(long, value_name = "SUB")]
+        user: String,
+        #[command(flatten)]
+        store: StoreArg,
+    },
 }
 
 #[derive(Subcommand)]
@@ -310,7 +335,8 @@ pub(crate) enum Command {
     ///
     /// OAuth log-ins to upstream servers behind OAuth 2.1 (`auth = "oauth"` in
     /// `[upstream.NAME]`; needs the feature `live`): `auth login NAME`, `auth status`,
-    /// `auth logout NAME`.
+    /// `auth logout NAME`; with `credentials = "per-user"`, each person's own in the serve
+    /// store: `auth users NAME`, `auth revoke NAME --user SUB`.
     #[command(subcommand)]
     Auth(AuthCommand),
     /// Query, verify and purge the audit log of served calls.

@@ -1,4 +1,4 @@
-//! `auth login|status|logout` (DESIGN §12): log-ins to upstream servers
+//! `auth login|status|logout|users|revoke` (DESIGN §12): log-ins to upstream servers
 //! behind OAuth 2.1. The protocol and the credentials store are the
 //! runtime's (`capspec::upstream::oauth`); this resolves `[upstream.NAME]`
 //! and talks to the person logging in.
@@ -99,7 +99,81 @@ mod live {
                 }
                 Ok(0)
             }
+            AuthCommand::Users { name, store } => {
+                let root = store.root.resolve()?;
+                oauth_server(&root, &open(&root)?, &name)?;
+                let holders = runtime.block_on(vault_store(&root, store.store.as_deref())?.credential_holders_of(&name))?;
+                if holders.is_empty() {
+                    println!("nobody holds a credential of their own for [upstream.{name}]");
+                }
+                let now = oauth::now() as i64 * 1000;
+                for holder in holders {
+                    let scopes = if holder.scopes.is_empty() { "no scopes named".to_string() } else { format!("scopes {}", holder.scopes.join(" ")) };
+                    let expiry = match holder.expires_ms {
+                        None => "no expiry given".to_string(),
+                        Some(at) if at > now => format!("access token expires in {} s", (at - now) / 1000),
+                        Some(_) => "access token expired (refreshed at the next call)".to_string(),
+                    };
+                    println!("{}: {scopes}, {expiry}", holder.principal);
+                }
+                Ok(0)
+            }
+            AuthCommand::Revoke { name, user, store } => {
+                let root = store.root.resolve()?;
+                oauth_server(&root, &open(&root)?, &name)?;
+                let store = vault_store(&root, store.store.as_deref())?;
+                match runtime.block_on(store.forget(&name, &user))? {
+                    true => println!("forgot `{user}`'s credential for [upstream.{name}]: their next call asks them to authorize again"),
+                    false => println!("`{user}` held no credential for [upstream.{name}]"),
+                }
+                Ok(0)
+            }
         }
+    }
+
+    /// The serve store whose vault `auth users` and `auth revoke` read.
+    #[cfg(feature = "store")]
+    fn vault_store(root: &Path, flag: Option<&str>) -> Result<VaultStore, String> {
+        Ok(VaultStore(crate::audit::store_url(root, flag)))
+    }
+
+    #[cfg(not(feature = "store"))]
+    fn vault_store(_root: &Path, _flag: Option<&str>) -> Result<VaultStore, String> {
+        Err("this build of capspec-cli has no serve store, where per-user credentials are kept: `cargo install --path cli` has it".into())
+    }
+
+    /// A store URL, opened when used.
+    struct VaultStore(#[cfg_attr(not(feature = "store"), allow(dead_code))] String);
+
+    #[cfg(feature = "store")]
+    impl VaultStore {
+        async fn credential_holders_of(&self, name: &str) -> Result<Vec<capspec_store::Holder>, String> {
+            let store = capspec_store::Store::open(&self.0).await.map_err(|e| e.0)?;
+            store.credential_holders(name).await.map_err(|e| e.0)
+        }
+
+        async fn forget(&self, name: &str, user: &str) -> Result<bool, String> {
+            let store = capspec_store::Store::open(&self.0).await.map_err(|e| e.0)?;
+            store.forget_credential(name, user).await.map_err(|e| e.0)
+        }
+    }
+
+    #[cfg(not(feature = "store"))]
+    impl VaultStore {
+        async fn credential_holders_of(&self, _name: &str) -> Result<Vec<Holder>, String> {
+            unreachable!("vault_store refused")
+        }
+
+        async fn forget(&self, _name: &str, _user: &str) -> Result<bool, String> {
+            unreachable!("vault_store refused")
+        }
+    }
+
+    #[cfg(not(feature = "store"))]
+    struct Holder {
+        principal: String,
+        scopes: Vec<String>,
+        expires_ms: Option<i64>,
     }
 
     /// `[upstream.NAME]`, which must say `auth = "oauth"`.

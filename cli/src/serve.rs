@@ -58,6 +58,26 @@ fn modules_of(root: &Path, project: &capspec_codegen::Project, only: &[String]) 
     Ok(modules)
 }
 
+/// A `credentials = "per-user"` upstream calls as each caller (DESIGN §12):
+/// over HTTP that needs callers known by name, so `--oauth-issuer` (a
+/// shared `--token-file` makes everyone one principal). On stdio the caller
+/// is `local`, whose credentials are the operator's log-in.
+fn per_user_needs_callers(upstreams: &std::collections::BTreeMap<String, capspec_codegen::upstream::Upstream>, modules: &[UpstreamModule], args: &ServeArgs) -> Result<(), String> {
+    if args.http.is_none() || args.oauth_issuer.is_some() {
+        return Ok(());
+    }
+    let per_user = modules.iter().filter_map(|m| upstreams.get(&m.server.name)).find(|u| {
+        matches!(&u.transport, capspec_codegen::upstream::Transport::Http { oauth: Some(o), .. } if o.credentials == capspec_codegen::upstream::Credentials::PerUser)
+    });
+    match per_user {
+        Some(upstream) => Err(format!(
+            "[upstream.{}] has `credentials = \"per-user\"`: each caller acts upstream as themselves, so `serve --http` needs `--oauth-issuer` to know who calls (a `--token-file` makes every caller the one principal `token`)",
+            upstream.name
+        )),
+        None => Ok(()),
+    }
+}
+
 /// `--max-rounds` and `--max-state-bytes`, else the runtime's defaults.
 fn replay_bounds(args: &ServeArgs) -> capspec::mcp::ReplayBounds {
     let default = capspec::mcp::ReplayBounds::default();
@@ -71,6 +91,7 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
     if modules.is_empty() {
         return Err("the project has no upstream module to serve: add `[upstream.NAME]` to capspec.toml, then `cargo capspec import mcp --upstream NAME`".into());
     }
+    per_user_needs_callers(&project.config.as_ref().expect("open checked it").upstreams, &modules, args)?;
     let mode = Mode::parse(&args.mode).expect("clap checked the mode");
     let surface = capspec::mcp::Surface::parse(&args.surface).expect("clap checked the surface");
     let key = match &args.state_key_file {
@@ -79,6 +100,7 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
     }
     .with_ttl(Duration::from_secs(args.state_ttl));
     let audit_key = key.audit_key();
+    let vault_key = key.vault_key();
     let auth = match (&args.token_file, &args.oauth_issuer, &args.resource) {
         (Some(file), _, _) => Some(capspec::mcp::HttpAuth::TokenFile(file.clone())),
         (None, Some(issuer), Some(resource)) => Some(capspec::mcp::HttpAuth::OAuth(capspec::mcp::oauth::OAuthOptions {
@@ -97,7 +119,14 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
     runtime.block_on(async move {
         #[cfg(feature = "otlp")]
         let otlp = export_spans()?;
-        let upstreams = Upstreams::start(modules).await;
+        #[cfg(feature = "store")]
+        let vault = per_user_vault(root, &project, &modules, args, vault_key).await?;
+        #[cfg(not(feature = "store"))]
+        let vault = {
+            let _ = vault_key;
+            None
+        };
+        let upstreams = Upstreams::start_with_vault(modules, vault).await;
         for left in upstreams.unmounted() {
             eprintln!("capspec serve: module `{}` is not mounted: {}", left.module, left.reason);
         }
@@ -234,6 +263,46 @@ fn spec(values: &SpecConst) -> Spec {
         aliases: Vec::leak(values.aliases.iter().map(|a| leak(a)).collect()),
         deprecated: values.deprecated.as_deref().map(leak),
         fingerprint: leak(&values.fingerprint),
+    }
+}
+
+/// Where a `per-user` upstream's callers' credentials are kept (DESIGN §12):
+/// the vault of the project's serve store; `None` when no upstream served
+/// is `per-user`.
+#[cfg(feature = "store")]
+async fn per_user_vault(
+    root: &Path,
+    project: &capspec_codegen::Project,
+    modules: &[UpstreamModule],
+    args: &ServeArgs,
+    key: [u8; 32],
+) -> Result<Option<std::sync::Arc<dyn capspec::upstream::CredentialVault>>, String> {
+    let upstreams = &project.config.as_ref().expect("open checked it").upstreams;
+    let per_user = modules.iter().filter_map(|m| upstreams.get(&m.server.name)).any(|u| {
+        matches!(&u.transport, capspec_codegen::upstream::Transport::Http { oauth: Some(o), .. } if o.credentials == capspec_codegen::upstream::Credentials::PerUser)
+    });
+    if !per_user {
+        return Ok(None);
+    }
+    let store = capspec_store::Store::open(&crate::audit::store_url(root, args.store.as_deref())).await.map_err(|e| e.0)?;
+    if args.state_key_file.is_none() {
+        eprintln!("capspec serve: without --state-key-file, per-user credentials are sealed with a key of this run's: after a restart each person authorizes again");
+    }
+    Ok(Some(std::sync::Arc::new(StoreVault(capspec_store::Vault::new(store, key)))))
+}
+
+/// The serve store's vault as the runtime's upstream client loads and saves credentials.
+#[cfg(feature = "store")]
+struct StoreVault(capspec_store::Vault);
+
+#[cfg(feature = "store")]
+impl capspec::upstream::CredentialVault for StoreVault {
+    fn load<'a>(&'a self, upstream: &'a str, principal: &'a str) -> capspec::BoxFuture<'a, Result<Option<serde_json::Value>, String>> {
+        Box::pin(async move { self.0.load(upstream, principal).await.map_err(|e| e.0) })
+    }
+
+    fn save<'a>(&'a self, upstream: &'a str, principal: &'a str, credential: serde_json::Value) -> capspec::BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move { self.0.save(upstream, principal, credential).await.map_err(|e| e.0) })
     }
 }
 

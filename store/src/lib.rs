@@ -3,7 +3,8 @@
 //! Postgres every instance reaches. Today that is the audit log: every
 //! call's decision record (stored before the call runs) and outcome
 //! record, arguments and results as keyed hashes, each record chained to
-//! its instance's previous one.
+//! its instance's previous one; and the vault of each person's own
+//! credentials for `per-user` upstreams, sealed.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -20,11 +21,13 @@
 mod log;
 mod query;
 mod schema;
+mod vault;
 
 use std::str::FromStr;
 
 pub use log::{AuditLog, AuditOptions, keyed_hash};
 pub use query::{Broken, Query};
+pub use vault::{Holder, Vault};
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor};

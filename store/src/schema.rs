@@ -33,6 +33,17 @@ const MIGRATIONS: &[&[&str]] = &[&[
         hash TEXT NOT NULL,
         time_ms BIGINT NOT NULL
     )",
+], &[
+    // Version 2: the vault of per-user upstream credentials (DESIGN §12).
+    "CREATE TABLE upstream_credentials (
+        upstream TEXT NOT NULL,
+        principal TEXT NOT NULL,
+        sealed TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        expires_ms BIGINT,
+        updated_ms BIGINT NOT NULL,
+        PRIMARY KEY (upstream, principal)
+    )",
 ]];
 
 /// The schema version this binary writes.

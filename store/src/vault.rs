@@ -1,0 +1,167 @@
+//! The vault (DESIGN §12, §15): each person's own credential for each
+//! `per-user` upstream, kept in the serve store so that every instance
+//! sharing it, and a restart, find it. A credential is sealed with
+//! XChaCha20-Poly1305 under a key of its own (derived from the state key
+//! file, `StateKey::vault_key`), bound to its upstream and principal: the
+//! store holds no token in plaintext, and a sealed credential copied onto
+//! another person's row does not open. Who holds one, their scopes and
+//! when it expires are kept beside it in the clear, for `auth users`.
+//! Opened credentials are kept in memory for their lifetime, so a call
+//! with a stored credential costs no decryption and no round trip.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use base64::Engine as _;
+use chacha20poly1305::aead::{Aead, KeyInit, Payload};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::Row;
+
+use crate::{Store, StoreError, fail};
+
+/// A sealed credential starts with this, then URL-safe base64 of nonce ‖ ciphertext.
+const PREFIX: &str = "cv1.";
+const NONCE_BYTES: usize = 24;
+
+/// Who holds a credential for an upstream, as `auth users` shows it: never a token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Holder {
+    /// The principal (the team issuer's `sub`).
+    pub principal: String,
+    /// The scopes the upstream granted.
+    pub scopes: Vec<String>,
+    /// When the access token expires (milliseconds since the epoch), if it said.
+    pub expires_ms: Option<i64>,
+    /// When the credential was last stored (a log-in or a refresh).
+    pub updated_ms: i64,
+}
+
+/// The vault in a store, with the key that seals its credentials.
+pub struct Vault {
+    store: Store,
+    cipher: XChaCha20Poly1305,
+    /// (upstream, principal) → the opened credential.
+    opened: Mutex<BTreeMap<(String, String), Value>>,
+}
+
+impl std::fmt::Debug for Vault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Vault({})", self.store.url())
+    }
+}
+
+fn aad(upstream: &str, principal: &str) -> Vec<u8> {
+    format!("capspec upstream credential\0{upstream}\0{principal}").into_bytes()
+}
+
+impl Vault {
+    /// The vault of `store`, sealing with `key` (`StateKey::vault_key`).
+    pub fn new(store: Store, key: [u8; 32]) -> Vault {
+        Vault { store, cipher: XChaCha20Poly1305::new_from_slice(&key).expect("a 32-byte key"), opened: Mutex::new(BTreeMap::new()) }
+    }
+
+    /// `principal`'s credential for `upstream` (rmcp's stored credentials,
+    /// as JSON), if one is kept and opens under this key.
+    pub async fn load(&self, upstream: &str, principal: &str) -> Result<Option<Value>, StoreError> {
+        let key = (upstream.to_string(), principal.to_string());
+        if let Some(found) = self.opened.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(Some(found.clone()));
+        }
+        let what = || format!("cannot read `{principal}`'s credential for `{upstream}` in `{}`", self.store.url());
+        let row = sqlx::query("SELECT sealed FROM upstream_credentials WHERE upstream = $1 AND principal = $2")
+            .bind(upstream)
+            .bind(principal)
+            .fetch_optional(self.store.pool())
+            .await
+            .map_err(|e| fail(&what(), e))?;
+        let Some(row) = row else { return Ok(None) };
+        let sealed: String = row.try_get(0).map_err(|e| fail(&what(), e))?;
+        let Some(value) = self.open(&sealed, upstream, principal) else {
+            return Err(StoreError(format!("{}: it does not open under this state key (another `--state-key-file` sealed it)", what())));
+        };
+        self.opened.lock().unwrap_or_else(|e| e.into_inner()).insert(key, value.clone());
+        Ok(Some(value))
+    }
+
+    /// Keep `principal`'s credential for `upstream`, replacing theirs.
+    pub async fn save(&self, upstream: &str, principal: &str, credential: Value) -> Result<(), StoreError> {
+        let sealed = self.seal(&credential, upstream, principal);
+        let scopes = credential["granted_scopes"].as_array().map(|s| s.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")).unwrap_or_default();
+        let expires_ms = credential["token_received_at"].as_i64().zip(credential["token_response"]["expires_in"].as_i64()).map(|(at, ttl)| (at + ttl) * 1000);
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or_default();
+        sqlx::query(
+            "INSERT INTO upstream_credentials (upstream, principal, sealed, scopes, expires_ms, updated_ms) VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (upstream, principal) DO UPDATE SET sealed = excluded.sealed, scopes = excluded.scopes, expires_ms = excluded.expires_ms, updated_ms = excluded.updated_ms",
+        )
+        .bind(upstream)
+        .bind(principal)
+        .bind(sealed)
+        .bind(scopes)
+        .bind(expires_ms)
+        .bind(now)
+        .execute(self.store.pool())
+        .await
+        .map_err(|e| fail(&format!("cannot store `{principal}`'s credential for `{upstream}` in `{}`", self.store.url()), e))?;
+        self.opened.lock().unwrap_or_else(|e| e.into_inner()).insert((upstream.to_string(), principal.to_string()), credential);
+        Ok(())
+    }
+
+    fn seal(&self, credential: &Value, upstream: &str, principal: &str) -> String {
+        let mut nonce = [0u8; NONCE_BYTES];
+        getrandom::fill(&mut nonce).expect("the system has a random source");
+        let plaintext = serde_json::to_vec(credential).expect("JSON serializes");
+        let sealed = self.cipher.encrypt(&XNonce::from(nonce), Payload { msg: &plaintext, aad: &aad(upstream, principal) }).expect("encryption of a bounded message does not fail");
+        let mut bytes = nonce.to_vec();
+        bytes.extend_from_slice(&sealed);
+        format!("{PREFIX}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    }
+
+    fn open(&self, sealed: &str, upstream: &str, principal: &str) -> Option<Value> {
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(sealed.strip_prefix(PREFIX)?).ok()?;
+        if bytes.len() < NONCE_BYTES {
+            return None;
+        }
+        let (nonce, ciphertext) = bytes.split_at(NONCE_BYTES);
+        let nonce: [u8; NONCE_BYTES] = nonce.try_into().ok()?;
+        let plaintext = self.cipher.decrypt(&XNonce::from(nonce), Payload { msg: ciphertext, aad: &aad(upstream, principal) }).ok()?;
+        serde_json::from_slice(&plaintext).ok()
+    }
+}
+
+impl Store {
+    /// Who holds a credential for `upstream`, by principal (`auth users`).
+    pub async fn credential_holders(&self, upstream: &str) -> Result<Vec<Holder>, StoreError> {
+        let what = || format!("cannot list the credentials for `{upstream}` in `{}`", self.url());
+        let rows = sqlx::query("SELECT principal, scopes, expires_ms, updated_ms FROM upstream_credentials WHERE upstream = $1 ORDER BY principal")
+            .bind(upstream)
+            .fetch_all(self.pool())
+            .await
+            .map_err(|e| fail(&what(), e))?;
+        rows.iter()
+            .map(|row| {
+                let scopes: String = row.try_get(1)?;
+                Ok(Holder {
+                    principal: row.try_get(0)?,
+                    scopes: scopes.split(' ').filter(|s| !s.is_empty()).map(str::to_string).collect(),
+                    expires_ms: row.try_get(2)?,
+                    updated_ms: row.try_get(3)?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(|e| fail(&what(), e))
+    }
+
+    /// Forget `principal`'s credential for `upstream` (`auth revoke`);
+    /// whether there was one.
+    pub async fn forget_credential(&self, upstream: &str, principal: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query("DELETE FROM upstream_credentials WHERE upstream = $1 AND principal = $2")
+            .bind(upstream)
+            .bind(principal)
+            .execute(self.pool())
+            .await
+            .map_err(|e| fail(&format!("cannot forget `{principal}`'s credential for `{upstream}` in `{}`", self.url()), e))?;
+        Ok(done.rows_affected() > 0)
+    }
+}
