@@ -101,28 +101,27 @@ mod live {
             }
             AuthCommand::Users { name, store } => {
                 let root = store.root.resolve()?;
-                oauth_server(&root, &open(&root)?, &name)?;
-                let holders = runtime.block_on(vault_store(&root, store.store.as_deref())?.credential_holders_of(&name))?;
+                per_user_server(&root, &open(&root)?, &name)?;
+                let holders = runtime.block_on(vault::holders(&root, store.store.as_deref(), &name))?;
                 if holders.is_empty() {
                     println!("nobody holds a credential of their own for [upstream.{name}]");
                 }
                 let now = oauth::now() as i64 * 1000;
-                for holder in holders {
-                    let scopes = if holder.scopes.is_empty() { "no scopes named".to_string() } else { format!("scopes {}", holder.scopes.join(" ")) };
-                    let expiry = match holder.expires_ms {
+                for (principal, scopes, expires_ms) in holders {
+                    let scopes = if scopes.is_empty() { "no scopes named".to_string() } else { format!("scopes {}", scopes.join(" ")) };
+                    let expiry = match expires_ms {
                         None => "no expiry given".to_string(),
                         Some(at) if at > now => format!("access token expires in {} s", (at - now) / 1000),
                         Some(_) => "access token expired (refreshed at the next call)".to_string(),
                     };
-                    println!("{}: {scopes}, {expiry}", holder.principal);
+                    println!("{principal}: {scopes}, {expiry}");
                 }
                 Ok(0)
             }
             AuthCommand::Revoke { name, user, store } => {
                 let root = store.root.resolve()?;
-                oauth_server(&root, &open(&root)?, &name)?;
-                let store = vault_store(&root, store.store.as_deref())?;
-                match runtime.block_on(store.forget(&name, &user))? {
+                per_user_server(&root, &open(&root)?, &name)?;
+                match runtime.block_on(vault::forget(&root, store.store.as_deref(), &name, &user))? {
                     true => println!("forgot `{user}`'s credential for [upstream.{name}]: their next call asks them to authorize again"),
                     false => println!("`{user}` held no credential for [upstream.{name}]"),
                 }
@@ -131,49 +130,49 @@ mod live {
         }
     }
 
-    /// The serve store whose vault `auth users` and `auth revoke` read.
+    /// The vault of per-user credentials in the serve store (`auth users`
+    /// and `auth revoke`): who holds one, and forgetting one.
     #[cfg(feature = "store")]
-    fn vault_store(root: &Path, flag: Option<&str>) -> Result<VaultStore, String> {
-        Ok(VaultStore(crate::audit::store_url(root, flag)))
-    }
+    mod vault {
+        use std::path::Path;
 
-    #[cfg(not(feature = "store"))]
-    fn vault_store(_root: &Path, _flag: Option<&str>) -> Result<VaultStore, String> {
-        Err("this build of capspec-cli has no serve store, where per-user credentials are kept: `cargo install --path cli` has it".into())
-    }
-
-    /// A store URL, opened when used.
-    struct VaultStore(#[cfg_attr(not(feature = "store"), allow(dead_code))] String);
-
-    #[cfg(feature = "store")]
-    impl VaultStore {
-        async fn credential_holders_of(&self, name: &str) -> Result<Vec<capspec_store::Holder>, String> {
-            let store = capspec_store::Store::open(&self.0).await.map_err(|e| e.0)?;
-            store.credential_holders(name).await.map_err(|e| e.0)
+        async fn open(root: &Path, flag: Option<&str>) -> Result<capspec_store::Store, String> {
+            capspec_store::Store::open(&crate::audit::store_url(root, flag)).await.map_err(|e| e.0)
         }
 
-        async fn forget(&self, name: &str, user: &str) -> Result<bool, String> {
-            let store = capspec_store::Store::open(&self.0).await.map_err(|e| e.0)?;
-            store.forget_credential(name, user).await.map_err(|e| e.0)
+        /// (principal, scopes, expiry in ms) of each holder.
+        pub(super) async fn holders(root: &Path, flag: Option<&str>, name: &str) -> Result<Vec<(String, Vec<String>, Option<i64>)>, String> {
+            let holders = open(root, flag).await?.credential_holders(name).await.map_err(|e| e.0)?;
+            Ok(holders.into_iter().map(|h| (h.principal, h.scopes, h.expires_ms)).collect())
+        }
+
+        pub(super) async fn forget(root: &Path, flag: Option<&str>, name: &str, user: &str) -> Result<bool, String> {
+            open(root, flag).await?.forget_credential(name, user).await.map_err(|e| e.0)
         }
     }
 
     #[cfg(not(feature = "store"))]
-    impl VaultStore {
-        async fn credential_holders_of(&self, _name: &str) -> Result<Vec<Holder>, String> {
-            unreachable!("vault_store refused")
+    mod vault {
+        use std::path::Path;
+
+        const NO_STORE: &str = "this build of capspec-cli has no serve store, where per-user credentials are kept: `cargo install capspec-cli` has it";
+
+        pub(super) async fn holders(_: &Path, _: Option<&str>, _: &str) -> Result<Vec<(String, Vec<String>, Option<i64>)>, String> {
+            Err(NO_STORE.into())
         }
 
-        async fn forget(&self, _name: &str, _user: &str) -> Result<bool, String> {
-            unreachable!("vault_store refused")
+        pub(super) async fn forget(_: &Path, _: Option<&str>, _: &str, _: &str) -> Result<bool, String> {
+            Err(NO_STORE.into())
         }
     }
 
-    #[cfg(not(feature = "store"))]
-    struct Holder {
-        principal: String,
-        scopes: Vec<String>,
-        expires_ms: Option<i64>,
+    /// `[upstream.NAME]`, which must say `credentials = "per-user"`.
+    fn per_user_server(root: &Path, project: &Project, name: &str) -> Result<Server, String> {
+        let server = oauth_server(root, project, name)?;
+        match server.oauth() {
+            Some((_, o)) if o.per_user => Ok(server),
+            _ => Err(format!("[upstream.{name}] is called with the operator's log-in (`credentials = \"operator\"`, the default): nobody holds a credential of their own for it; `credentials = \"per-user\"` gives each caller theirs")),
+        }
     }
 
     /// `[upstream.NAME]`, which must say `auth = "oauth"`.

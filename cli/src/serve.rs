@@ -268,7 +268,7 @@ fn spec(values: &SpecConst) -> Spec {
 
 /// Where a `per-user` upstream's callers' credentials are kept (DESIGN §12):
 /// the vault of the project's serve store; `None` when no upstream served
-/// is `per-user`.
+/// is `per-user`, or on stdio.
 #[cfg(feature = "store")]
 async fn per_user_vault(
     root: &Path,
@@ -281,7 +281,8 @@ async fn per_user_vault(
     let per_user = modules.iter().filter_map(|m| upstreams.get(&m.server.name)).any(|u| {
         matches!(&u.transport, capspec_codegen::upstream::Transport::Http { oauth: Some(o), .. } if o.credentials == capspec_codegen::upstream::Credentials::PerUser)
     });
-    if !per_user {
+    // On stdio the one caller is `local`, whose credential is the operator's log-in.
+    if !per_user || args.http.is_none() {
         return Ok(None);
     }
     let store = capspec_store::Store::open(&crate::audit::store_url(root, args.store.as_deref())).await.map_err(|e| e.0)?;

@@ -7,12 +7,13 @@
 //! caller sent. The upstream is a server written with the official
 //! TypeScript SDK, run from `tests/ts`.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use capspec_store::{Query, Store, keyed_hash};
+use capspec_testkit::http::{call_stateless, post_mcp};
 use capspec_testkit::phoenix::Phoenix;
 use capspec_testkit::postgres::Postgres;
 use capspec_testkit::{KillOnDrop, TempDir, repo_root, skip, text};
@@ -175,36 +176,6 @@ fn round_robin(backends: Vec<String>) -> String {
     addr
 }
 
-/// One stateless (2026-07-28) `tools/call` of `greet`, on a connection of
-/// its own; the JSON-RPC response.
-fn greet_stateless(addr: &str, name: &str) -> Value {
-    let params = json!({"name": "greet", "arguments": {"name": name}, "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "audit-test", "version": "1"},
-    }});
-    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: greet"].map(String::from);
-    post(addr, &headers, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})).1
-}
-
-/// One POST of `message` to `/mcp` on a connection of its own: the
-/// response's head and its JSON-RPC message (`Null` when it has none).
-fn post(addr: &str, headers: &[String], message: Value) -> (String, Value) {
-    let body = message.to_string();
-    let mut head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer t0ken\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n");
-    for header in headers {
-        head.push_str(&format!("{header}\r\n"));
-    }
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream.write_all(format!("{head}Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).unwrap();
-    // The response as JSON, or as the SSE event carrying it (chunk sizes are lines of their own).
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no HTTP response: {raw}"));
-    let json = body.lines().map(|l| l.strip_prefix("data:").unwrap_or(l).trim()).find_map(|l| serde_json::from_str::<Value>(l).ok().filter(|v| v.get("id").is_some()));
-    (head.to_string(), json.unwrap_or(Value::Null))
-}
-
 #[test]
 fn two_instances_sharing_postgres_answer_one_query() {
     let Some(project) = project() else { return };
@@ -217,17 +188,18 @@ fn two_instances_sharing_postgres_answer_one_query() {
     // Behind a round robin, on the revision that keeps no session: each call lands on the next instance.
     let balancer = round_robin(vec![east.clone(), west]);
     for i in 0..6 {
-        let reply = greet_stateless(&balancer, &format!("r{i}"));
+        let (_, reply) = call_stateless(&balancer, "t0ken", "greet", json!({"name": format!("r{i}")}));
         assert!(reply["result"]["isError"] != json!(true) && reply.get("error").is_none(), "call {i}: {reply}");
     }
     // A 2025-11-25 session (on one instance, as that revision needs): its records name the session.
     let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "audit-test", "version": "1"}});
-    let (head, _) = post(&east, &[], json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}));
+    let bearer = "Authorization: Bearer t0ken".to_string();
+    let (_, head, _) = post_mcp(&east, std::slice::from_ref(&bearer), &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}));
     let session = head.lines().find_map(|l| l.split_once(':').filter(|(n, _)| n.eq_ignore_ascii_case("mcp-session-id")).map(|(_, v)| v.trim().to_string()));
     let session = session.unwrap_or_else(|| panic!("no session id: {head}"));
-    let in_session = [format!("Mcp-Session-Id: {session}"), "MCP-Protocol-Version: 2025-11-25".into()];
-    post(&east, &in_session, json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    let (_, reply) = post(&east, &in_session, json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "greet", "arguments": {"name": "s"}}}));
+    let in_session = [bearer, format!("Mcp-Session-Id: {session}"), "MCP-Protocol-Version: 2025-11-25".into()];
+    post_mcp(&east, &in_session, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let (_, _, reply) = post_mcp(&east, &in_session, &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "greet", "arguments": {"name": "s"}}}));
     assert!(reply["result"]["isError"] != json!(true), "{reply}");
     let named = capspec(dir, &["audit", "query", "--store", &url, "--format", "jsonl"]);
     let requests: Vec<Value> = String::from_utf8_lossy(&named.stdout).lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["request"].clone()).collect();

@@ -453,3 +453,80 @@ fn a_refusal_leads_with_capspecs_advice_and_marks_the_servers_words() {
     assert!(advice < quoted, "capspec's advice first: {message}");
     assert!(!message.contains("::"), "{message}");
 }
+
+/// An access token of the team's issuer (the fixture key in
+/// tests/fixtures/oauth) for `serve --oauth-issuer`, naming `sub`.
+fn team_token(sub: &str) -> String {
+    let key = jsonwebtoken::EncodingKey::from_rsa_pem(&std::fs::read(repo_root().join("tests/fixtures/oauth/rsa.pem")).unwrap()).unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let claims = json!({ "iss": TEAM_ISSUER, "sub": sub, "aud": GATEWAY, "exp": now + 600, "scope": "capspec:read" });
+    let header = jsonwebtoken::Header { kid: Some("rsa-1".into()), ..jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256) };
+    jsonwebtoken::encode(&header, &claims, &key).unwrap()
+}
+
+const TEAM_ISSUER: &str = "http://127.0.0.1:1/issuer";
+const GATEWAY: &str = "https://gateway.example.com/mcp";
+
+/// `serve --http` for a team, behind the fixture issuer: the child and its address.
+fn team_gateway(user: &User) -> (KillOnDrop, String) {
+    user.project.write("state.key", [7u8; 32]);
+    let jwks = repo_root().join("tests/fixtures/oauth/jwks.json");
+    let mut serve = user.command(&["serve", "--surface", "tools", "--mode", "auto", "--http", "127.0.0.1:0", "--oauth-issuer", TEAM_ISSUER, "--resource", GATEWAY, "--state-key-file", "state.key", "--jwks-file"]);
+    let mut child = KillOnDrop(serve.arg(&jwks).stderr(Stdio::piped()).spawn().unwrap());
+    let mut stderr = BufReader::new(child.0.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("serving MCP at") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the gateway ended before listening");
+    }
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (child, line.trim().rsplit_once("http://").unwrap().1.trim_end_matches("/mcp").to_string())
+}
+
+#[test]
+fn a_per_user_upstream_never_lends_the_operators_log_in_to_a_caller() {
+    let Some(remote) = remote() else { return };
+    let user = User::new(&remote, "per-user", "credentials = \"per-user\"\n");
+    // The operator's log-in pins, as for any OAuth upstream.
+    user.log_in_and_pin(&remote);
+
+    // A shared token makes every caller one principal: refused, naming the flag.
+    user.project.write("token", "s3cret");
+    let shared = user.capspec(&["serve", "--surface", "tools", "--http", "127.0.0.1:0", "--token-file", "token"]);
+    assert_eq!(shared.status.code(), Some(2), "{}", text(&shared));
+    assert!(text(&shared).contains("[upstream.remote] has `credentials = \"per-user\"`") && text(&shared).contains("needs `--oauth-issuer`"), "{}", text(&shared));
+
+    // On stdio the caller is `local`, whose credential is the operator's log-in.
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = gateway(&user).await;
+        assert_eq!(shout(&client, "local").await["structuredContent"]["result"], "LOCAL");
+        let _ = client.cancel().await;
+    });
+
+    // Over HTTP alice holds no credential of her own: the call is refused
+    // naming her, and the operator's token is not lent to her.
+    let accepted = control(&remote, "GET", "stats", &json!({}))["accepted"].as_u64().unwrap();
+    let (_gateway, addr) = team_gateway(&user);
+    let (status, reply) = capspec_testkit::http::call_stateless(&addr, &team_token("alice"), "shout", json!({"text": "hi"}));
+    assert_eq!(status, 200, "{reply}");
+    let result = &reply["result"];
+    assert_eq!((&result["isError"], &result["_meta"]["io.capspec/error"]["error"]), (&json!(true), &json!("upstream_unauthorized")), "{reply:#}");
+    let message = result["_meta"]["io.capspec/error"]["message"].as_str().unwrap();
+    assert!(message.contains("`alice` has not authorized capspec to call it as them"), "{message}");
+    assert!(!message.contains("auth login"), "no log-in of the operator's helps alice: {message}");
+    assert!(!reply.to_string().contains("HI"), "{reply}");
+    let stats = control(&remote, "GET", "stats", &json!({}));
+    assert!(stats["accepted"].as_u64().unwrap() <= accepted + 1, "only the gateway's own start used the operator's token: {stats}");
+
+    // Nobody holds one yet; revoking one nobody holds says so.
+    let users = user.capspec(&["auth", "users", "remote"]);
+    assert_eq!(String::from_utf8_lossy(&users.stdout), "nobody holds a credential of their own for [upstream.remote]\n", "{}", text(&users));
+    let revoke = user.capspec(&["auth", "revoke", "remote", "--user", "alice"]);
+    assert_eq!(String::from_utf8_lossy(&revoke.stdout), "`alice` held no credential for [upstream.remote]\n", "{}", text(&revoke));
+    // An operator-credential upstream has nobody's own.
+    user.project.write("capspec.toml", user.project.read("capspec.toml").replace("credentials = \"per-user\"\n", ""));
+    let refused = user.capspec(&["auth", "users", "remote"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(text(&refused).contains("per-user"), "{}", text(&refused));
+}

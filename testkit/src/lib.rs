@@ -147,6 +147,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+pub mod http;
 pub mod phoenix;
 pub mod postgres;
 
