@@ -530,3 +530,77 @@ fn a_per_user_upstream_never_lends_the_operators_log_in_to_a_caller() {
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
     assert!(text(&refused).contains("per-user"), "{}", text(&refused));
 }
+
+/// The vault of `user`'s project store, under the key `team_gateway`'s state key file gives.
+async fn vault(user: &User) -> capspec_store::Vault {
+    let url = format!("sqlite:{}", user.project.path().join(".capspec/store.db").display());
+    let store = capspec_store::Store::open(&url).await.unwrap();
+    capspec_store::Vault::new(store, capspec::mcp::StateKey::new([7u8; 32]).unwrap().vault_key())
+}
+
+fn error_of(reply: &Value) -> (String, String) {
+    let error = &reply["result"]["_meta"]["io.capspec/error"];
+    (error["error"].as_str().unwrap_or_default().to_string(), error["message"].as_str().unwrap_or_default().to_string())
+}
+
+#[test]
+fn a_callers_own_credential_from_the_vault_is_used_refreshed_kept_across_restarts_and_revoked() {
+    let Some(remote) = remote() else { return };
+    let user = User::new(&remote, "vault", "credentials = \"per-user\"\n");
+    user.log_in_and_pin(&remote);
+    // Alice's own grant: a log-in of hers, moved into the vault (as the
+    // browser step stores it); then the operator logs in on a grant of
+    // their own (the earlier file gone, nothing of alice's is revoked).
+    let file: Value = serde_json::from_slice(&std::fs::read(&user.credential_files()[0]).unwrap()).unwrap();
+    let alices = file["credentials"].clone();
+    let first_token = alices["token_response"]["access_token"].as_str().unwrap().to_string();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async { vault(&user).await.save("remote", "alice", alices).await.unwrap() });
+    std::fs::remove_file(&user.credential_files()[0]).unwrap();
+    assert_eq!(user.login(&remote, None).1.status.code(), Some(0));
+
+    let users = user.capspec(&["auth", "users", "remote"]);
+    let listed = String::from_utf8_lossy(&users.stdout).to_string();
+    assert!(listed.starts_with("alice: scopes remote:read, ") && listed.lines().count() == 1, "{}", text(&users));
+    assert!(!listed.contains(&first_token));
+
+    // Alice calls with her credential; bob holds none and is refused by name.
+    let (gateway, addr) = team_gateway(&user);
+    let (_, reply) = capspec_testkit::http::call_stateless(&addr, &team_token("alice"), "shout", json!({"text": "mine"}));
+    assert_eq!(reply["result"]["structuredContent"]["result"], "MINE", "{reply:#}");
+    let (_, reply) = capspec_testkit::http::call_stateless(&addr, &team_token("bob"), "shout", json!({"text": "theirs"}));
+    let (code, message) = error_of(&reply);
+    assert_eq!(code, "upstream_unauthorized", "{reply:#}");
+    assert!(message.contains("`bob` has not authorized"), "{message}");
+
+    // Her access token expires (4 s): the next call refreshes it, and the
+    // refreshed credential is what the vault keeps.
+    std::thread::sleep(Duration::from_secs(5));
+    let (_, reply) = capspec_testkit::http::call_stateless(&addr, &team_token("alice"), "shout", json!({"text": "later"}));
+    assert_eq!(reply["result"]["structuredContent"]["result"], "LATER", "{reply:#}");
+    let kept = runtime.block_on(async { vault(&user).await.load("remote", "alice").await.unwrap().unwrap() });
+    let refreshed = kept["token_response"]["access_token"].as_str().unwrap().to_string();
+    assert_ne!(refreshed, first_token, "the refresh was saved to the vault");
+    for file in [".capspec/store.db", ".capspec/store.db-wal"] {
+        let bytes = std::fs::read(user.project.path().join(file)).unwrap_or_default();
+        for secret in [first_token.as_str(), refreshed.as_str(), kept["token_response"]["refresh_token"].as_str().unwrap()] {
+            assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "a token in {file}");
+        }
+    }
+
+    // After a restart her stored credential is used.
+    drop(gateway);
+    let (gateway, addr) = team_gateway(&user);
+    let (_, reply) = capspec_testkit::http::call_stateless(&addr, &team_token("alice"), "shout", json!({"text": "again"}));
+    assert_eq!(reply["result"]["structuredContent"]["result"], "AGAIN", "{reply:#}");
+    drop(gateway);
+
+    // Revoked, her next call (on an instance started since) is refused.
+    let revoke = user.capspec(&["auth", "revoke", "remote", "--user", "alice"]);
+    assert_eq!(String::from_utf8_lossy(&revoke.stdout), "forgot `alice`'s credential for [upstream.remote]: their next call asks them to authorize again\n", "{}", text(&revoke));
+    let (_gateway, addr) = team_gateway(&user);
+    let (_, reply) = capspec_testkit::http::call_stateless(&addr, &team_token("alice"), "shout", json!({"text": "gone"}));
+    assert_eq!(error_of(&reply).0, "upstream_unauthorized", "{reply:#}");
+    let users = user.capspec(&["auth", "users", "remote"]);
+    assert_eq!(String::from_utf8_lossy(&users.stdout), "nobody holds a credential of their own for [upstream.remote]\n");
+}
