@@ -58,6 +58,13 @@ fn modules_of(root: &Path, project: &capspec_codegen::Project, only: &[String]) 
     Ok(modules)
 }
 
+/// The first upstream served that says `credentials = "per-user"`.
+fn per_user_upstream<'a>(upstreams: &'a std::collections::BTreeMap<String, capspec_codegen::upstream::Upstream>, modules: &[UpstreamModule]) -> Option<&'a capspec_codegen::upstream::Upstream> {
+    modules.iter().filter_map(|m| upstreams.get(&m.server.name)).find(|u| {
+        matches!(&u.transport, capspec_codegen::upstream::Transport::Http { oauth: Some(o), .. } if o.credentials == capspec_codegen::upstream::Credentials::PerUser)
+    })
+}
+
 /// A `credentials = "per-user"` upstream calls as each caller (DESIGN §12):
 /// over HTTP that needs callers known by name, so `--oauth-issuer` (a
 /// shared `--token-file` makes everyone one principal). On stdio the caller
@@ -66,10 +73,7 @@ fn per_user_needs_callers(upstreams: &std::collections::BTreeMap<String, capspec
     if args.http.is_none() || args.oauth_issuer.is_some() {
         return Ok(());
     }
-    let per_user = modules.iter().filter_map(|m| upstreams.get(&m.server.name)).find(|u| {
-        matches!(&u.transport, capspec_codegen::upstream::Transport::Http { oauth: Some(o), .. } if o.credentials == capspec_codegen::upstream::Credentials::PerUser)
-    });
-    match per_user {
+    match per_user_upstream(upstreams, modules) {
         Some(upstream) => Err(format!(
             "[upstream.{}] has `credentials = \"per-user\"`: each caller acts upstream as themselves, so `serve --http` needs `--oauth-issuer` to know who calls (a `--token-file` makes every caller the one principal `token`)",
             upstream.name
@@ -278,9 +282,7 @@ async fn per_user_vault(
     key: [u8; 32],
 ) -> Result<Option<std::sync::Arc<dyn capspec::upstream::CredentialVault>>, String> {
     let upstreams = &project.config.as_ref().expect("open checked it").upstreams;
-    let per_user = modules.iter().filter_map(|m| upstreams.get(&m.server.name)).any(|u| {
-        matches!(&u.transport, capspec_codegen::upstream::Transport::Http { oauth: Some(o), .. } if o.credentials == capspec_codegen::upstream::Credentials::PerUser)
-    });
+    let per_user = per_user_upstream(upstreams, modules).is_some();
     // On stdio the one caller is `local`, whose credential is the operator's log-in.
     if !per_user || args.http.is_none() {
         return Ok(None);

@@ -79,13 +79,7 @@ impl CredentialStore for VaultStore {
 /// The authorization manager for the server at `url` with `principal`'s
 /// credential from `vault`.
 pub(crate) async fn principal_manager(url: &str, upstream: &str, principal: &str, vault: Arc<dyn CredentialVault>) -> Result<AuthorizationManager, Unusable> {
-    let mut manager = AuthorizationManager::new(url).await.map_err(|e| Unusable::Failed(e.to_string()))?;
-    manager.set_credential_store(VaultStore { vault, upstream: upstream.to_string(), principal: principal.to_string() });
-    match manager.initialize_from_store().await {
-        Ok(true) => Ok(manager),
-        Ok(false) | Err(AuthError::AuthorizationRequired) => Err(Unusable::NotLoggedIn),
-        Err(e) => Err(Unusable::Failed(format!("its authorization could not be prepared: {e}"))),
-    }
+    manager_with(url, VaultStore { vault, upstream: upstream.to_string(), principal: principal.to_string() }).await
 }
 
 /// The command that logs in to `server`, for messages.
@@ -294,8 +288,13 @@ pub(crate) enum Unusable {
 /// The authorization manager for the server at `url` with its stored
 /// log-in, ready for an [`rmcp::transport::auth::AuthClient`].
 pub(crate) async fn stored_manager(url: &str, oauth: &OAuth) -> Result<AuthorizationManager, Unusable> {
+    manager_with(url, FileStore::new(url, oauth)).await
+}
+
+/// The authorization manager for the server at `url`, its credential in `store`.
+async fn manager_with(url: &str, store: impl CredentialStore + 'static) -> Result<AuthorizationManager, Unusable> {
     let mut manager = AuthorizationManager::new(url).await.map_err(|e| Unusable::Failed(e.to_string()))?;
-    manager.set_credential_store(FileStore::new(url, oauth));
+    manager.set_credential_store(store);
     match manager.initialize_from_store().await {
         Ok(true) => Ok(manager),
         Ok(false) | Err(AuthError::AuthorizationRequired) => Err(Unusable::NotLoggedIn),
