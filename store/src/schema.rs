@@ -44,6 +44,13 @@ const MIGRATIONS: &[&[&str]] = &[&[
         updated_ms BIGINT NOT NULL,
         PRIMARY KEY (upstream, principal)
     )",
+], &[
+    // Version 3: the tickets of the browser step already used (DESIGN §12),
+    // so a ticket is used once whichever instance it comes back to.
+    "CREATE TABLE upstream_tickets (
+        id TEXT PRIMARY KEY,
+        expires_ms BIGINT NOT NULL
+    )",
 ]];
 
 /// The schema version this binary writes.

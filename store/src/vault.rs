@@ -57,6 +57,11 @@ fn aad(upstream: &str, principal: &str) -> Vec<u8> {
 }
 
 impl Vault {
+    /// The store this vault keeps its credentials in.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     /// The vault of `store`, sealing with `key` (`StateKey::vault_key`).
     pub fn new(store: Store, key: [u8; 32]) -> Vault {
         Vault { store, cipher: XChaCha20Poly1305::new_from_slice(&key).expect("a 32-byte key"), opened: Mutex::new(BTreeMap::new()) }
@@ -151,6 +156,22 @@ impl Store {
             })
             .collect::<Result<_, sqlx::Error>>()
             .map_err(|e| fail(&what(), e))
+    }
+
+    /// Mark the browser step's ticket `id` (valid until `expires_ms`) used:
+    /// `true` the first time, `false` when it was used before, by any
+    /// instance sharing this store. Tickets past their expiry are dropped.
+    pub async fn spend_ticket(&self, id: &str, expires_ms: i64) -> Result<bool, StoreError> {
+        let what = || format!("cannot record a used ticket in `{}`", self.url());
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or_default();
+        sqlx::query("DELETE FROM upstream_tickets WHERE expires_ms < $1").bind(now).execute(self.pool()).await.map_err(|e| fail(&what(), e))?;
+        let done = sqlx::query("INSERT INTO upstream_tickets (id, expires_ms) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING")
+            .bind(id)
+            .bind(expires_ms)
+            .execute(self.pool())
+            .await
+            .map_err(|e| fail(&what(), e))?;
+        Ok(done.rows_affected() == 1)
     }
 
     /// Forget `principal`'s credential for `upstream` (`auth revoke`);

@@ -3,7 +3,7 @@
 //! (or after a restart) with the same key, the store's bytes hold no token,
 //! a sealed credential moved onto another person's row does not open for
 //! them, `auth users` shows who holds one (never the token), and `auth
-//! revoke` forgets one.
+//! revoke` forgets one; a browser step's ticket is used once.
 
 use capspec_store::{Store, Vault};
 use capspec_testkit::TempDir;
@@ -74,6 +74,16 @@ async fn exercise(url: &str) {
     assert!(!store.forget_credential("tracker", "bob").await.unwrap());
     assert_eq!(store.credential_holders("tracker").await.unwrap().len(), 1);
     assert_eq!(Vault::new(store.clone(), KEY).load("tracker", "bob").await.unwrap(), None);
+
+    // A ticket of the browser step is used once, whichever instance sees it again.
+    let later = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64 + 600_000;
+    assert!(store.spend_ticket("t-1", later).await.unwrap(), "the first use");
+    assert!(!Store::open(url).await.unwrap().spend_ticket("t-1", later).await.unwrap(), "another instance sees it used");
+    assert!(store.spend_ticket("t-2", later).await.unwrap(), "another ticket is its own");
+    // Expired ones are dropped (their tickets are refused before this, by their own expiry).
+    assert!(store.spend_ticket("t-3", 1).await.unwrap());
+    store.spend_ticket("t-4", later).await.unwrap();
+    assert_eq!(sql(url, "SELECT id FROM upstream_tickets ORDER BY id").await, ["t-1", "t-2", "t-4"]);
 }
 
 fn runtime() -> tokio::runtime::Runtime {
