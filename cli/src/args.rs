@@ -399,6 +399,12 @@ pub(crate) struct ServeArgs {
     /// The issuer's keys (a JWKS document) from this file instead of its metadata.
     #[arg(long, value_name = "FILE", requires = "oauth_issuer")]
     pub(crate) jwks_file: Option<PathBuf>,
+    /// The client registered at the issuer that signs a person's browser in when they
+    /// authorize a `credentials = "per-user"` upstream (a public client: code + PKCE; its
+    /// redirect is <--resource's origin>/oauth/upstream/callback). Without it capspec
+    /// registers one at the issuer (RFC 7591) where the issuer allows it.
+    #[arg(long, value_name = "ID", requires = "oauth_issuer")]
+    pub(crate) oauth_client_id: Option<String>,
     /// Admit HTTP requests from this origin besides loopback ones; repeatable. Any other
     /// Origin (or, without one, Host) gets 403, token or not.
     #[arg(long, value_name = "ORIGIN", requires = "http")]

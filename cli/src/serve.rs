@@ -104,7 +104,6 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
     }
     .with_ttl(Duration::from_secs(args.state_ttl));
     let audit_key = key.audit_key();
-    let vault_key = key.vault_key();
     let auth = match (&args.token_file, &args.oauth_issuer, &args.resource) {
         (Some(file), _, _) => Some(capspec::mcp::HttpAuth::TokenFile(file.clone())),
         (None, Some(issuer), Some(resource)) => Some(capspec::mcp::HttpAuth::OAuth(capspec::mcp::oauth::OAuthOptions {
@@ -124,12 +123,9 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
         #[cfg(feature = "otlp")]
         let otlp = export_spans()?;
         #[cfg(feature = "store")]
-        let vault = per_user_vault(root, &project, &modules, args, vault_key).await?;
+        let (vault, authorizer) = per_user_vault(root, &project, &modules, args, &key).await?;
         #[cfg(not(feature = "store"))]
-        let vault = {
-            let _ = vault_key;
-            None
-        };
+        let (vault, authorizer): (_, Option<std::sync::Arc<capspec::upstream::Authorizer>>) = (None, None);
         let upstreams = Upstreams::start_with_vault(modules, vault).await;
         for left in upstreams.unmounted() {
             eprintln!("capspec serve: module `{}` is not mounted: {}", left.module, left.reason);
@@ -142,6 +138,10 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
         let host = with_policies(capspec::mcp::McpHost::new(guest, surface, mode), root, &project, args)?.with_state_key(key)
             .with_replay_bounds(replay_bounds(args))
             .with_unmounted(upstreams.unmounted().to_vec());
+        let host = match authorizer {
+            Some(authorizer) => host.with_upstream_authorizer(authorizer),
+            None => host,
+        };
         #[cfg(feature = "store")]
         let host = host.with_audit(audit_log(root, args, audit_key).await?);
         #[cfg(not(feature = "store"))]
@@ -271,27 +271,33 @@ fn spec(values: &SpecConst) -> Spec {
 }
 
 /// Where a `per-user` upstream's callers' credentials are kept (DESIGN §12):
-/// the vault of the project's serve store; `None` when no upstream served
-/// is `per-user`, or on stdio.
+/// the vault of the project's serve store, with the pages where each person
+/// authorizes; `None` when no upstream served is `per-user`, or on stdio.
 #[cfg(feature = "store")]
 async fn per_user_vault(
     root: &Path,
     project: &capspec_codegen::Project,
     modules: &[UpstreamModule],
     args: &ServeArgs,
-    key: [u8; 32],
-) -> Result<Option<std::sync::Arc<dyn capspec::upstream::CredentialVault>>, String> {
+    key: &capspec::mcp::StateKey,
+) -> Result<(Option<std::sync::Arc<dyn capspec::upstream::CredentialVault>>, Option<std::sync::Arc<capspec::upstream::Authorizer>>), String> {
     let upstreams = &project.config.as_ref().expect("open checked it").upstreams;
     let per_user = per_user_upstream(upstreams, modules).is_some();
     // On stdio the one caller is `local`, whose credential is the operator's log-in.
     if !per_user || args.http.is_none() {
-        return Ok(None);
+        return Ok((None, None));
     }
     let store = capspec_store::Store::open(&crate::audit::store_url(root, args.store.as_deref())).await.map_err(|e| e.0)?;
     if args.state_key_file.is_none() {
         eprintln!("capspec serve: without --state-key-file, per-user credentials are sealed with a key of this run's: after a restart each person authorizes again");
     }
-    Ok(Some(std::sync::Arc::new(StoreVault(capspec_store::Vault::new(store, key)))))
+    let vault = std::sync::Arc::new(StoreVault(capspec_store::Vault::new(store, key.vault_key())));
+    // Where each person authorizes: the gateway's own pages, on --resource's origin.
+    let Some(resource) = &args.resource else { return Ok((Some(vault), None)) };
+    let options = capspec::upstream::AuthorizeOptions { base: resource.clone(), client_id: args.oauth_client_id.clone(), key: key.clone() };
+    let upstreams = modules.iter().filter_map(|m| m.server.oauth().map(|(url, oauth)| (m.server.name.clone(), url.to_string(), oauth.clone())));
+    let authorizer = std::sync::Arc::new(capspec::upstream::Authorizer::new(options, vault, upstreams).map_err(|e| format!("--resource: {e}"))?);
+    Ok((Some(authorizer.clone()), Some(authorizer)))
 }
 
 /// The serve store's vault as the runtime's upstream client loads and saves credentials.
@@ -306,6 +312,10 @@ impl capspec::upstream::CredentialVault for StoreVault {
 
     fn save<'a>(&'a self, upstream: &'a str, principal: &'a str, credential: serde_json::Value) -> capspec::BoxFuture<'a, Result<(), String>> {
         Box::pin(async move { self.0.save(upstream, principal, credential).await.map_err(|e| e.0) })
+    }
+
+    fn spend_ticket<'a>(&'a self, id: &'a str, expires_ms: i64) -> capspec::BoxFuture<'a, Result<bool, String>> {
+        Box::pin(async move { self.0.store().spend_ticket(id, expires_ms).await.map_err(|e| e.0) })
     }
 }
 

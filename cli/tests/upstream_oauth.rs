@@ -28,6 +28,8 @@ struct Remote {
     issuer: String,
     mcp: String,
     control: String,
+    /// A team's issuer, as a gateway's callers sign in.
+    team: String,
 }
 
 fn remote() -> Option<Remote> {
@@ -47,7 +49,7 @@ fn remote() -> Option<Remote> {
     let node = KillOnDrop(child);
     let addresses: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("the fixture printed {line:?}: {e}"));
     let field = |k: &str| addresses[k].as_str().unwrap().to_string();
-    Some(Remote { issuer: field("issuer"), mcp: field("mcp"), control: field("control"), _node: node })
+    Some(Remote { issuer: field("issuer"), mcp: field("mcp"), control: field("control"), team: field("team"), _node: node })
 }
 
 /// One HTTP request to the fixture's control endpoint (loopback, no TLS):
@@ -457,9 +459,14 @@ fn a_refusal_leads_with_capspecs_advice_and_marks_the_servers_words() {
 /// An access token of the team's issuer (the fixture key in
 /// tests/fixtures/oauth) for `serve --oauth-issuer`, naming `sub`.
 fn team_token(sub: &str) -> String {
+    token_of(TEAM_ISSUER, GATEWAY, sub)
+}
+
+/// An access token of `issuer`'s (signed with the fixture key) for `audience`, naming `sub`.
+fn token_of(issuer: &str, audience: &str, sub: &str) -> String {
     let key = jsonwebtoken::EncodingKey::from_rsa_pem(&std::fs::read(repo_root().join("tests/fixtures/oauth/rsa.pem")).unwrap()).unwrap();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-    let claims = json!({ "iss": TEAM_ISSUER, "sub": sub, "aud": GATEWAY, "exp": now + 600, "scope": "capspec:read" });
+    let claims = json!({ "iss": issuer, "sub": sub, "aud": audience, "exp": now + 600, "scope": "capspec:read" });
     let header = jsonwebtoken::Header { kid: Some("rsa-1".into()), ..jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256) };
     jsonwebtoken::encode(&header, &claims, &key).unwrap()
 }
@@ -603,4 +610,139 @@ fn a_callers_own_credential_from_the_vault_is_used_refreshed_kept_across_restart
     assert_eq!(error_of(&reply).0, "upstream_unauthorized", "{reply:#}");
     let users = user.capspec(&["auth", "users", "remote"]);
     assert_eq!(String::from_utf8_lossy(&users.stdout), "nobody holds a credential of their own for [upstream.remote]\n");
+}
+
+/// `serve --http` on a port of its own, behind the fixture's team issuer
+/// (its keys from the issuer's metadata), `--resource` its own address, so
+/// a browser can reach the pages where each person authorizes: the child
+/// and the gateway's origin.
+fn browser_gateway(user: &User, remote: &Remote, extra: &[&str]) -> (KillOnDrop, String) {
+    user.project.write("state.key", [7u8; 32]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let origin = format!("http://127.0.0.1:{port}");
+    let (addr, resource) = (format!("127.0.0.1:{port}"), format!("{origin}/mcp"));
+    let mut args = vec!["serve", "--surface", "tools", "--mode", "auto", "--http", &addr, "--oauth-issuer", &remote.team, "--resource", &resource, "--state-key-file", "state.key"];
+    args.extend_from_slice(extra);
+    let mut child = KillOnDrop(user.command(&args).stderr(Stdio::piped()).spawn().unwrap());
+    let mut stderr = BufReader::new(child.0.stderr.take().unwrap());
+    let mut line = String::new();
+    let mut said = String::new();
+    while !line.contains("serving MCP at") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the gateway ended before listening: {said}");
+        said.push_str(&line);
+    }
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (child, origin)
+}
+
+/// A call of `shout` by `sub` through the gateway at `origin`.
+fn shout_as(remote: &Remote, origin: &str, sub: &str, text: &str) -> Value {
+    let addr = origin.trim_start_matches("http://");
+    capspec_testkit::http::call_stateless(addr, &token_of(&remote.team, &format!("{origin}/mcp"), sub), "shout", json!({ "text": text })).1
+}
+
+/// The URL a refused call's message gives, where the caller authorizes.
+fn authorize_url(reply: &Value) -> String {
+    let (code, message) = error_of(reply);
+    assert_eq!(code, "upstream_unauthorized", "{reply:#}");
+    let at = message.find("/oauth/upstream/start?ticket=").unwrap_or_else(|| panic!("no link in {message}"));
+    let start = message[..at].rfind("http://").unwrap();
+    message[start..].split_whitespace().next().unwrap().to_string()
+}
+
+/// A person's browser from `url`, signing in as `login` wherever asked: the page it ends on.
+fn walk(remote: &Remote, url: &str, login: &str) -> (u64, String) {
+    let end = control(remote, "POST", "walk", &json!({ "url": url, "login": login }));
+    (end["status"].as_u64().unwrap(), end["page"].as_str().unwrap().to_string())
+}
+
+fn subs(remote: &Remote) -> Vec<String> {
+    control(remote, "GET", "stats", &json!({}))["subs"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn each_person_authorizes_once_through_the_link_their_call_gave_and_then_acts_as_themselves() {
+    let Some(remote) = remote() else { return };
+    let user = User::new(&remote, "browser", "credentials = \"per-user\"\n");
+    user.log_in_and_pin(&remote);
+    let (gateway, origin) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway"]);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+
+    // Alice has no credential: the refusal carries capspec's own link.
+    let alices = authorize_url(&shout_as(&remote, &origin, "alice", "hi"));
+    assert!(alices.starts_with(&format!("{origin}/oauth/upstream/start?ticket=ct1.")), "{alices}");
+    assert!(!alices.contains("alice"), "the ticket is sealed: {alices}");
+
+    // Bob follows alice's link and signs in as himself: 403 naming both, nothing stored.
+    let (status, page) = walk(&remote, &alices, "bob");
+    assert_eq!(status, 403, "{page}");
+    assert!(page.contains("made for `alice`") && page.contains("signed in as `bob`") && page.contains("nothing was stored"), "{page}");
+    runtime.block_on(async {
+        let vault = vault(&user).await;
+        assert_eq!(vault.load("remote", "alice").await.unwrap(), None);
+        assert_eq!(vault.load("remote", "bob").await.unwrap(), None);
+    });
+    // The link was used: refused by name, also for alice.
+    let (status, page) = walk(&remote, &alices, "alice");
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("it was used already"), "{page}");
+
+    // Her next call gives a new link; she follows it, signs in at the team's
+    // issuer and then at the upstream's authorization server.
+    let link = authorize_url(&shout_as(&remote, &origin, "alice", "hi"));
+    assert_ne!(link, alices);
+    let (status, page) = walk(&remote, &link, "alice");
+    assert_eq!((status, page.trim()), (200, "capspec now calls `remote` as `alice`: you can close this tab, and call the tool again."));
+    let before = subs(&remote).len();
+    assert_eq!(shout_as(&remote, &origin, "alice", "mine")["result"]["structuredContent"]["result"], "MINE");
+    let seen = &subs(&remote)[before..];
+    assert!(!seen.is_empty() && seen.iter().all(|s| s == "alice"), "the upstream saw alice's own token, only: {seen:?}");
+
+    // Bob, likewise, acts as bob; alice's credential is never his.
+    let reply = shout_as(&remote, &origin, "bob", "his");
+    assert!(!reply.to_string().contains("HIS"), "{reply}");
+    let (status, page) = walk(&remote, &authorize_url(&reply), "bob");
+    assert_eq!(status, 200, "{page}");
+    let before = subs(&remote).len();
+    assert_eq!(shout_as(&remote, &origin, "bob", "his")["result"]["structuredContent"]["result"], "HIS");
+    let seen = subs(&remote)[before..].to_vec();
+    assert!(!seen.is_empty() && seen.iter().all(|s| s == "bob"), "bob's calls went as bob: {seen:?}");
+    assert_eq!(shout_as(&remote, &origin, "alice", "hers")["result"]["structuredContent"]["result"], "HERS");
+    assert_eq!(subs(&remote)[before + seen.len()..], ["alice"], "alice's connection, already up, sent her token once");
+    let users = user.capspec(&["auth", "users", "remote"]);
+    let listed = String::from_utf8_lossy(&users.stdout).to_string();
+    assert!(listed.lines().count() == 2 && listed.starts_with("alice: ") && listed.contains("\nbob: "), "{}", text(&users));
+
+    // The store's bytes hold no token of theirs.
+    let tokens: Vec<String> = runtime.block_on(async {
+        let vault = vault(&user).await;
+        let mut tokens = Vec::new();
+        for who in ["alice", "bob"] {
+            let kept = vault.load("remote", who).await.unwrap().unwrap();
+            tokens.push(kept["token_response"]["access_token"].as_str().unwrap().to_string());
+            tokens.push(kept["token_response"]["refresh_token"].as_str().unwrap().to_string());
+        }
+        tokens
+    });
+    for file in [".capspec/store.db", ".capspec/store.db-wal"] {
+        let bytes = std::fs::read(user.project.path().join(file)).unwrap_or_default();
+        assert!(tokens.iter().all(|t| !bytes.windows(t.len()).any(|w| w == t.as_bytes())), "a token in {file}");
+    }
+    drop(gateway);
+
+    // A link past its time is refused by name (a state TTL of one second
+    // makes tickets last that long); this gateway registers its sign-in
+    // client at the issuer itself.
+    let (_gateway, origin) = browser_gateway(&user, &remote, &["--state-ttl", "1"]);
+    let link = authorize_url(&shout_as(&remote, &origin, "carol", "late"));
+    std::thread::sleep(Duration::from_millis(2100));
+    let (status, page) = walk(&remote, &link, "carol");
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("this link has expired"), "{page}");
+    // In time, the registered client signs carol in.
+    let link = authorize_url(&shout_as(&remote, &origin, "carol", "now"));
+    let (status, page) = walk(&remote, &link, "carol");
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(shout_as(&remote, &origin, "carol", "now")["result"]["structuredContent"]["result"], "NOW");
 }

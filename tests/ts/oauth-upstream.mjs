@@ -22,9 +22,18 @@
 //   client it has seen so far (as when the grant is revoked: refreshing
 //   does not help, a new log-in does); `GET /control/stats` counts the
 //   access tokens it accepted, the refresh grants and the refresh tokens
-//   revoked (RFC 7009, which the authorization server offers).
+//   revoked (RFC 7009, which the authorization server offers), and the
+//   `sub` of each token it accepted (`subs`, in order); `POST /control/walk`
+//   with `{url, login}` plays a person's browser from `url` through every
+//   redirect (log-in as `login` and consent wherever asked) and answers the
+//   page it ends on: `{status, page}`;
+// - a team's issuer, as a gateway's callers sign in (`serve --oauth-issuer`):
+//   a second oidc-provider, signing with tests/fixtures/oauth/rsa.pem (kid
+//   `rsa-1`), with one client registered beforehand, `capspec-gateway`
+//   (public, code + PKCE, its redirect the loopback
+//   `/oauth/upstream/callback` on any port), and dynamic registration.
 //
-// Prints one JSON line on stdout: {issuer, mcp, control}.
+// Prints one JSON line on stdout: {issuer, mcp, control, team}.
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import Provider from "oidc-provider";
@@ -32,7 +41,9 @@ import { createRemoteJWKSet, jwtVerify } from "jose";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
-import { follow } from "./browser.mjs";
+import { createPrivateKey } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { follow, walk } from "./browser.mjs";
 
 const ttl = Number(process.env.CAPSPEC_FIXTURE_TTL ?? "4");
 const scope = "remote:read";
@@ -52,7 +63,7 @@ const metadataUrl = `${base}/.well-known/oauth-protected-resource/mcp`;
 // --- the authorization server ---------------------------------------------
 const idp = createServer();
 const issuer = `http://127.0.0.1:${await listen(idp)}`;
-const stats = { accepted: new Set(), refreshes: 0, refusedTokens: 0, revocations: 0 };
+const stats = { accepted: new Set(), refreshes: 0, refusedTokens: 0, revocations: 0, subs: [] };
 const seenClients = new Set();
 const revokedClients = new Set();
 const provider = new Provider(issuer, {
@@ -91,6 +102,20 @@ provider.on("grant.revoked", () => {
   stats.revocations += 1;
 });
 idp.on("request", provider.callback());
+
+// --- the team's issuer --------------------------------------------------------
+const teamHttp = createServer();
+const team = `http://127.0.0.1:${await listen(teamHttp)}`;
+const signing = { ...createPrivateKey(readFileSync(new URL("../fixtures/oauth/rsa.pem", import.meta.url))).export({ format: "jwk" }), kid: "rsa-1", alg: "RS256", use: "sig" };
+const teamProvider = new Provider(team, {
+  clients: [{ client_id: "capspec-gateway", application_type: "native", token_endpoint_auth_method: "none", redirect_uris: ["http://127.0.0.1/oauth/upstream/callback"], grant_types: ["authorization_code"], response_types: ["code"] }],
+  jwks: { keys: [signing] },
+  cookies: { keys: ["capspec-tests-only-team"] },
+  features: { registration: { enabled: true } },
+  findAccount: async (ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
+});
+teamProvider.on("server_error", (ctx, error) => console.error("team oidc-provider:", error));
+teamHttp.on("request", teamProvider.callback());
 const keys = createRemoteJWKSet(new URL(`${issuer}/jwks`));
 
 // --- the MCP server ---------------------------------------------------------
@@ -117,6 +142,7 @@ async function accepted(req) {
     }
     seenClients.add(payload.client_id);
     stats.accepted.add(token);
+    stats.subs.push(payload.sub);
     return true;
   } catch {
     stats.refusedTokens += 1;
@@ -155,6 +181,11 @@ mcpHttp.on("request", async (req, res) => {
       const { url, iss } = await body(req);
       return json(res, 200, await browse(url, iss));
     }
+    if (path === "/control/walk") {
+      const { url, login } = await body(req);
+      const { status, page } = await walk(url, login);
+      return json(res, 200, { status, page });
+    }
     if (path === "/control/refuse") {
       refuseAll = true;
       return json(res, 200, { refusing: true });
@@ -169,7 +200,7 @@ mcpHttp.on("request", async (req, res) => {
       return json(res, 200, { idp: "down" });
     }
     if (path === "/control/stats") {
-      return json(res, 200, { accepted: stats.accepted.size, refreshes: stats.refreshes, refused: stats.refusedTokens, revocations: stats.revocations });
+      return json(res, 200, { accepted: stats.accepted.size, refreshes: stats.refreshes, refused: stats.refusedTokens, revocations: stats.revocations, subs: stats.subs });
     }
     if (path !== "/mcp") return json(res, 404, { error: "not found" });
     if (!(await accepted(req))) {
@@ -191,4 +222,4 @@ mcpHttp.on("request", async (req, res) => {
   }
 });
 
-console.log(JSON.stringify({ issuer, mcp: resource, control: `${base}/control` }));
+console.log(JSON.stringify({ issuer, mcp: resource, control: `${base}/control`, team }));

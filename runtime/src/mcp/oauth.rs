@@ -180,6 +180,22 @@ impl ResourceServer {
     }
 
     async fn verify(&self, token: &str) -> Result<(Principal, u64), String> {
+        let claims = self.decode(token, &self.options.resource).await?;
+        let sub = claims.get("sub").and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or("the token's `sub` is not a string")?;
+        let exp = claims.get("exp").and_then(Value::as_u64).unwrap_or(0);
+        let groups = strings(claims.get(&self.options.groups_claim));
+        let scopes = match (claims.get("scope"), claims.get("scp")) {
+            (Some(scope), _) | (None, Some(scope)) => strings(Some(scope)),
+            (None, None) => Vec::new(),
+        };
+        let scopes = Scopes::of(scopes.iter().map(String::as_str));
+        Ok((Principal::with_groups(sub, groups).with_scopes(scopes), exp))
+    }
+
+    /// The claims of `token`, a JWT of the issuer's for `audience`, once its
+    /// signature (an asymmetric algorithm, one of the issuer's keys), `iss`,
+    /// `aud`, `exp` and `nbf` hold and it has a `sub`.
+    async fn decode(&self, token: &str, audience: &str) -> Result<serde_json::Map<String, Value>, String> {
         let header = jsonwebtoken::decode_header(token).map_err(|e| format!("the token is not a JWT ({e})"))?;
         if matches!(header.alg, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512) {
             return Err(format!("the token is signed with {:?}; only asymmetric algorithms are accepted", header.alg));
@@ -193,18 +209,44 @@ impl ResourceServer {
         validation.leeway = LEEWAY;
         validation.validate_nbf = true;
         validation.set_issuer(&[&self.options.issuer]);
-        validation.set_audience(&[&self.options.resource]);
+        validation.set_audience(&[audience]);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-        let claims = jsonwebtoken::decode::<serde_json::Map<String, Value>>(token, &key, &validation).map_err(|e| refusal(&e))?.claims;
-        let sub = claims.get("sub").and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or("the token's `sub` is not a string")?;
-        let exp = claims.get("exp").and_then(Value::as_u64).unwrap_or(0);
-        let groups = strings(claims.get(&self.options.groups_claim));
-        let scopes = match (claims.get("scope"), claims.get("scp")) {
-            (Some(scope), _) | (None, Some(scope)) => strings(Some(scope)),
-            (None, None) => Vec::new(),
+        Ok(jsonwebtoken::decode::<serde_json::Map<String, Value>>(token, &key, &validation).map_err(|e| refusal(&e))?.claims)
+    }
+
+    /// The `sub` of an ID token the issuer gave the sign-in client
+    /// `client_id` (OpenID Connect Core §3.1.3.7): checked as an access
+    /// token is, with `aud` the client and `nonce` the one the sign-in sent.
+    pub async fn verify_id_token(&self, token: &str, client_id: &str, nonce: &str) -> Result<String, String> {
+        let claims = self.decode(token, client_id).await?;
+        if claims.get("nonce").and_then(Value::as_str) != Some(nonce) {
+            return Err("the ID token's `nonce` is not the one this sign-in sent".into());
+        }
+        claims.get("sub").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string).ok_or_else(|| "the ID token's `sub` is not a string".into())
+    }
+
+    /// The issuer (`--oauth-issuer`).
+    pub fn issuer(&self) -> &str {
+        &self.options.issuer
+    }
+
+    /// This server's URL (`--resource`).
+    pub fn resource(&self) -> &str {
+        &self.options.resource
+    }
+
+    /// The issuer's metadata (RFC 8414, else OpenID Connect Discovery),
+    /// fetched now: its endpoints, for signing a browser in.
+    pub async fn issuer_metadata(&self) -> Result<Value, String> {
+        let client = match &self.source {
+            KeySource::Remote { client, .. } => client.clone(),
+            KeySource::File => {
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                reqwest::Client::builder().timeout(FETCH_TIMEOUT).build().map_err(|e| format!("cannot build an HTTP client: {e}"))?
+            }
         };
-        let scopes = Scopes::of(scopes.iter().map(String::as_str));
-        Ok((Principal::with_groups(sub, groups).with_scopes(scopes), exp))
+        let issuer = url(&self.options.issuer, "--oauth-issuer")?;
+        issuer_metadata(&client, &issuer, &self.options.issuer).await.map(|(_, metadata)| metadata)
     }
 
     /// The key for `kid` (or the only key, without one) usable with `alg`.
@@ -303,6 +345,16 @@ fn metadata_url(resource: &reqwest::Url) -> String {
 /// The issuer's `jwks_uri`: from its RFC 8414 metadata, else its OpenID
 /// configuration, whose `issuer` must be the issuer exactly.
 async fn jwks_uri(client: &reqwest::Client, issuer: &reqwest::Url, expected: &str) -> Result<String, String> {
+    let (at, metadata) = issuer_metadata(client, issuer, expected).await?;
+    match metadata.get("jwks_uri").and_then(Value::as_str) {
+        Some(uri) => Ok(uri.to_string()),
+        None => Err(format!("the issuer's metadata at {at} has no `jwks_uri`")),
+    }
+}
+
+/// The issuer's metadata and where it was found: its RFC 8414 metadata,
+/// else its OpenID configuration, whose `issuer` must be the issuer exactly.
+async fn issuer_metadata(client: &reqwest::Client, issuer: &reqwest::Url, expected: &str) -> Result<(String, Value), String> {
     let origin = issuer.origin().ascii_serialization();
     let path = issuer.path().trim_end_matches('/');
     let candidates = [
@@ -322,10 +374,7 @@ async fn jwks_uri(client: &reqwest::Client, issuer: &reqwest::Url, expected: &st
                 if found != Some(expected) {
                     return Err(format!("the metadata at {candidate} names the issuer {found:?}, not `{expected}`"));
                 }
-                return match metadata.get("jwks_uri").and_then(Value::as_str) {
-                    Some(uri) => Ok(uri.to_string()),
-                    None => Err(format!("the issuer's metadata at {candidate} has no `jwks_uri`")),
-                };
+                return Ok((candidate.clone(), metadata));
             }
             Err(e) => tried.push(e),
         }

@@ -65,6 +65,10 @@ pub struct McpHost {
     capabilities: Arc<str>,
     /// Where every call's audit records go (DESIGN §15), if anywhere.
     audit: Option<Arc<dyn crate::audit::AuditSink>>,
+    /// The browser step of `per-user` upstreams (DESIGN §12), served over
+    /// HTTP beside MCP, if the host has such upstreams.
+    #[cfg(all(feature = "oauth", feature = "upstream"))]
+    pub(super) authorizer: Option<Arc<crate::upstream::Authorizer>>,
 }
 
 struct Shared {
@@ -99,13 +103,29 @@ impl McpHost {
     pub fn new(guest: Guest, surface: Surface, mode: Mode) -> McpHost {
         let inner = McpHost::build(guest, surface, mode, Arc::new(Run::new));
         let capabilities = Arc::from(inner.capabilities_json.as_str());
-        McpHost { inner, state_key: StateKey::random(), bounds: ReplayBounds::default(), capabilities, audit: None }
+        McpHost {
+            inner,
+            state_key: StateKey::random(),
+            bounds: ReplayBounds::default(),
+            capabilities,
+            audit: None,
+            #[cfg(all(feature = "oauth", feature = "upstream"))]
+            authorizer: None,
+        }
     }
 
     /// Record every call in `sink` (DESIGN §15): a call whose decision
     /// record it cannot take does not run and ends `audit_unavailable`.
     pub fn with_audit(self, sink: Arc<dyn crate::audit::AuditSink>) -> McpHost {
         McpHost { audit: Some(sink), ..self }
+    }
+
+    /// Serve `authorizer`'s pages (`/oauth/upstream/start` and
+    /// `/oauth/upstream/callback`) beside MCP, on an HTTP surface behind
+    /// `--oauth-issuer`: where a `per-user` upstream's callers authorize it.
+    #[cfg(all(feature = "oauth", feature = "upstream"))]
+    pub fn with_upstream_authorizer(self, authorizer: Arc<crate::upstream::Authorizer>) -> McpHost {
+        McpHost { authorizer: Some(authorizer), ..self }
     }
 
     /// The category of the capability the tool `name` calls; `None` for

@@ -32,6 +32,11 @@ const VAULT_KEY: &[u8] = b"capspec upstream credentials: XChaCha20-Poly1305";
 const TICKET_KEY: &[u8] = b"capspec upstream ticket: XChaCha20-Poly1305";
 /// A sealed ticket starts with this, then URL-safe base64 of nonce ‖ ciphertext.
 const TICKET_PREFIX: &str = "ct1.";
+/// The `state` of a browser's sign-in at the team issuer (the browser
+/// step's first leg) starts with this; it is sealed under the ticket key,
+/// bound to this purpose, so neither a ticket nor an action state opens as one.
+const SIGN_IN_PREFIX: &str = "cl1.";
+const SIGN_IN_PURPOSE: &[u8] = b"capspec upstream sign-in state";
 /// The longest a ticket stays valid (DESIGN §12).
 pub const TICKET_TTL: Duration = Duration::from_secs(600);
 /// A sealed action state starts with this, then URL-safe base64 of nonce ‖ ciphertext.
@@ -164,6 +169,19 @@ impl StateKey {
             return Err(TicketRefused::Expired);
         }
         Ok(ticket)
+    }
+
+    /// Seal the `state` of a browser step's sign-in at the team issuer
+    /// (what it must remember across the redirect: the ticket, the PKCE
+    /// verifier, the nonce).
+    pub fn seal_sign_in(&self, plaintext: &[u8]) -> String {
+        format!("{SIGN_IN_PREFIX}{}", seal(&self.ticket, plaintext, SIGN_IN_PURPOSE))
+    }
+
+    /// What [`StateKey::seal_sign_in`] sealed with this key; `None` for any
+    /// other text (forged, altered, another key or purpose).
+    pub fn open_sign_in(&self, sealed: &str) -> Option<Vec<u8>> {
+        open(&self.ticket, sealed.strip_prefix(SIGN_IN_PREFIX)?, SIGN_IN_PURPOSE)
     }
 
     /// States sealed with this key expire after `ttl` (at least a second).

@@ -302,7 +302,13 @@ pub fn router<S: Clone + Send + Sync + 'static>(endpoint: McpEndpoint) -> axum::
     let router = if matches!(endpoint.admission.auth, Auth::OAuth(_)) {
         router
             .route_service(super::oauth::METADATA_PATH, endpoint.clone())
-            .route_service(&format!("{}{path}", super::oauth::METADATA_PATH), endpoint)
+            .route_service(&format!("{}{path}", super::oauth::METADATA_PATH), endpoint.clone())
+    } else {
+        router
+    };
+    #[cfg(all(feature = "oauth", feature = "upstream"))]
+    let router = if endpoint.admission.host.authorizer.is_some() {
+        router.route_service(crate::upstream::authorize::START_PATH, endpoint.clone()).route_service(crate::upstream::authorize::CALLBACK_PATH, endpoint)
     } else {
         router
     };
@@ -343,6 +349,25 @@ where
             let mut response = Response::new(Full::new(Bytes::from(server.metadata().to_string())).boxed());
             response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
             response.headers_mut().insert(http::header::ACCESS_CONTROL_ALLOW_ORIGIN, http::HeaderValue::from_static("*"));
+            return response;
+        }
+        // A `per-user` upstream's browser step (DESIGN §12): a person's
+        // browser, sent here from another site; the ticket and the sealed
+        // states are what admit it, not the Origin.
+        #[cfg(feature = "upstream")]
+        if let Some(authorizer) = admission.host.authorizer.as_ref().filter(|_| crate::upstream::Authorizer::serves(path)) {
+            if request.method() != http::Method::GET {
+                return plain(StatusCode::METHOD_NOT_ALLOWED, "the browser step takes GET");
+            }
+            let target = request.uri().path_and_query().map_or(path, |p| p.as_str()).to_string();
+            let page = authorizer.page(&target, server).await;
+            let mut response = plain(StatusCode::from_u16(page.status).unwrap_or(StatusCode::BAD_GATEWAY), &page.text);
+            if let Some(location) = page.location.and_then(|l| http::HeaderValue::from_str(&l).ok()) {
+                response.headers_mut().insert(http::header::LOCATION, location);
+            }
+            // Pages with tickets and codes in their address are not kept.
+            response.headers_mut().insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
+            response.headers_mut().insert(http::header::REFERRER_POLICY, http::HeaderValue::from_static("no-referrer"));
             return response;
         }
     }

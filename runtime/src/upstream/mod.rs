@@ -4,16 +4,21 @@
 //! mcp --upstream`, `check --upstream`), and hosts mount upstream modules
 //! with it (`cargo capspec serve`, `agent-host serve --upstreams`):
 //! `child.rs` starts and lists servers, `mount.rs` forwards calls to them,
-//! `oauth.rs` logs in to servers behind OAuth and keeps their credentials.
+//! `oauth.rs` logs in to servers behind OAuth and keeps their credentials,
+//! `authorize.rs` (feature `oauth`) is a `per-user` server's browser step.
 //!
 //! A server here is what `[upstream.NAME]` configures, resolved by the
 //! caller (paths made absolute, the token read): the runtime does not read
 //! `capspec.toml`.
 
+#[cfg(feature = "oauth")]
+pub mod authorize;
 mod child;
 mod mount;
 pub mod oauth;
 
 pub use child::{Endpoint, Server, UpstreamError, list_tools};
 pub use oauth::CredentialVault;
+#[cfg(feature = "oauth")]
+pub use authorize::{AuthorizeOptions, Authorizer};
 pub use mount::{MAX_BACKOFF, PinnedTool, UpstreamModule, Upstreams, Unmounted};

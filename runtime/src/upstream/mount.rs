@@ -295,6 +295,15 @@ impl Connection {
         false
     }
 
+    /// Drop the running connection: the next call starts it anew (a
+    /// caller's refused credential, replaced in the vault since).
+    async fn forget(&self) {
+        let mut state = self.state.lock().await;
+        if let State::Up { .. } = &*state {
+            *state = State::Down { failures: 0, retry_at: None, code: ErrorCode::UpstreamUnauthorized, reason: String::new() };
+        }
+    }
+
     /// The OAuth client of the server's stored log-in, if it has one.
     fn stored_client(&self) -> Option<String> {
         if self.principal.is_some() {
@@ -358,6 +367,28 @@ impl Forward for Tool {
 
     fn call<'a>(&'a self, run: &'a Run, args: Value) -> BoxFuture<'a, Result<Value, CallError>> {
         Box::pin(async move {
+            let called = self.forward(run, args).await;
+            // A caller without a usable credential of their own is told where they give one.
+            match (called, &self.connection.vault) {
+                (Err(mut e), Some(vault)) if e.code == ErrorCode::UpstreamUnauthorized && self.connection.server.oauth().is_some_and(|(_, o)| o.per_user) => {
+                    let principal = run.principal().id();
+                    if principal != crate::principal::Principal::LOCAL {
+                        if let Some(url) = vault.authorize_url(&self.connection.server.name, principal) {
+                            e.message = format!("{}; `{principal}` authorizes capspec to call it as them at {url} (the link works once, within ten minutes)", e.message);
+                        }
+                    }
+                    Err(e)
+                }
+                (called, _) => called,
+            }
+        })
+    }
+}
+
+impl Tool {
+    /// The call, on the caller's connection.
+    async fn forward(&self, run: &Run, args: Value) -> Result<Value, CallError> {
+        {
             // No message a model reads carries a Rust type name, whatever a layer below words.
             let fail = |code: ErrorCode, message: String| CallError { code, message: super::child::without_type_paths(&message), capability: String::new() };
             let connection = &self.connection.for_principal(run.principal().id()).map_err(|e| fail(ErrorCode::UpstreamUnauthorized, e))?;
@@ -411,6 +442,8 @@ impl Forward for Tool {
                             continue;
                         }
                         if let Some(principal) = &connection.principal {
+                            // Their next call starts anew, with what the vault holds then.
+                            connection.forget().await;
                             return Err(fail(ErrorCode::UpstreamUnauthorized, format!("`{}` refused `{principal}`'s own token, also after a refresh", connection.server.name)));
                         }
                         Err(fail(
@@ -425,7 +458,7 @@ impl Forward for Tool {
                 };
             }
             unreachable!("the second attempt returns whatever it meets")
-        })
+        }
     }
 }
 

@@ -49,6 +49,20 @@ pub trait CredentialVault: Send + Sync {
     fn load<'a>(&'a self, upstream: &'a str, principal: &'a str) -> crate::gate::BoxFuture<'a, Result<Option<serde_json::Value>, String>>;
     /// Keep (or replace) `principal`'s credential for `upstream`.
     fn save<'a>(&'a self, upstream: &'a str, principal: &'a str, credential: serde_json::Value) -> crate::gate::BoxFuture<'a, Result<(), String>>;
+    /// Mark the browser step's ticket `id` (valid until `expires_ms`) used:
+    /// `true` the first time, `false` once any instance sharing the vault
+    /// has used it. A vault that cannot remember tickets refuses.
+    fn spend_ticket<'a>(&'a self, id: &'a str, expires_ms: i64) -> crate::gate::BoxFuture<'a, Result<bool, String>> {
+        let _ = (id, expires_ms);
+        Box::pin(async { Err("this host keeps no record of used links".to_string()) })
+    }
+    /// Where `principal` authorizes capspec to call `upstream` as them, for
+    /// the message of a call refused for want of their credential; `None`
+    /// when this host serves no such page.
+    fn authorize_url(&self, upstream: &str, principal: &str) -> Option<String> {
+        let _ = (upstream, principal);
+        None
+    }
 }
 
 /// One principal's credential for one upstream, as rmcp's client loads and
@@ -309,32 +323,13 @@ async fn manager_with(url: &str, store: impl CredentialStore + 'static) -> Resul
 /// the `resource`, and the `iss` checked) and the credentials stored.
 /// Waits at most `wait` for the browser.
 pub async fn login(url: &str, oauth: &OAuth, wait: Duration, mut visit: impl FnMut(&str)) -> Result<LoggedIn, String> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let fail = |e: AuthError| e.to_string();
-    let challenge = challenge(url).await?;
-    let mut manager = AuthorizationManager::new(url).await.map_err(fail)?;
-    let resolution = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(fail)?;
-    let revocation = resolution.metadata.additional_fields.get("revocation_endpoint").and_then(|v| v.as_str()).map(str::to_string);
-    manager.set_metadata(resolution.metadata);
     let store = FileStore::new(url, oauth);
     let saved = store.current.clone();
-    manager.set_credential_store(store);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| format!("no loopback port for the redirect: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
-    let mut request = AuthorizationRequest::new(redirect.as_str()).with_client_name("capspec");
-    if let Some(id) = &oauth.client_id {
-        request = request.with_preregistered_client(id.as_str());
-    } else if let Some(doc) = &oauth.client_metadata_url {
-        request = request.with_client_metadata_url(doc.as_str());
-    }
-    if !oauth.scopes.is_empty() {
-        request = request.with_scopes(oauth.scopes.iter().map(String::as_str));
-    }
-    if let Some(header) = &challenge {
-        request = request.with_challenge(header.as_str());
-    }
-    let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| fail(e))?;
+    let (session, revocation) = authorization_session(url, oauth, store, &redirect).await?;
     visit(session.get_authorization_url());
     let exchanged = tokio::time::timeout(wait, async {
         loop {
@@ -372,6 +367,43 @@ pub async fn login(url: &str, oauth: &OAuth, wait: Duration, mut visit: impl FnM
     }
     let entry: Entry = std::fs::read(&saved).ok().and_then(|b| serde_json::from_slice(&b).ok()).ok_or_else(|| "the token was received but not stored".to_string())?;
     Ok(LoggedIn { login: entry.login(), replaced })
+}
+
+/// The browser step of an authorization at the server at `url`, its
+/// credential to be saved in `store`, the authorization server to redirect
+/// to `redirect`: its 401 names its metadata, the client is registered or
+/// named, PKCE S256 with the `resource`. The session, and the
+/// authorization server's revocation endpoint (RFC 7009) if it names one.
+pub(crate) async fn authorization_session(url: &str, oauth: &OAuth, store: impl CredentialStore + 'static, redirect: &str) -> Result<(AuthorizationSession, Option<String>), String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let fail = |e: AuthError| e.to_string();
+    let challenge = challenge(url).await?;
+    let mut manager = AuthorizationManager::new(url).await.map_err(fail)?;
+    let resolution = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(fail)?;
+    let revocation = resolution.metadata.additional_fields.get("revocation_endpoint").and_then(|v| v.as_str()).map(str::to_string);
+    manager.set_metadata(resolution.metadata);
+    manager.set_credential_store(store);
+    let mut request = AuthorizationRequest::new(redirect).with_client_name("capspec");
+    if let Some(id) = &oauth.client_id {
+        request = request.with_preregistered_client(id.as_str());
+    } else if let Some(doc) = &oauth.client_metadata_url {
+        request = request.with_client_metadata_url(doc.as_str());
+    }
+    if !oauth.scopes.is_empty() {
+        request = request.with_scopes(oauth.scopes.iter().map(String::as_str));
+    }
+    if let Some(header) = &challenge {
+        request = request.with_challenge(header.as_str());
+    }
+    let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| fail(e))?;
+    Ok((session, revocation))
+}
+
+/// A `per-user` server's browser step for `principal` (DESIGN §12): the
+/// credential goes to their entry in `vault`.
+pub(crate) async fn principal_session(url: &str, oauth: &OAuth, upstream: &str, principal: &str, vault: Arc<dyn CredentialVault>, redirect: &str) -> Result<AuthorizationSession, String> {
+    let store = VaultStore { vault, upstream: upstream.to_string(), principal: principal.to_string() };
+    authorization_session(url, oauth, store, redirect).await.map(|(session, _)| session)
 }
 
 /// What became of an earlier log-in's refresh token when a new log-in replaced it.
@@ -414,7 +446,7 @@ async fn revoke(endpoint: &str, earlier: &Entry) -> Revoked {
 }
 
 /// `application/x-www-form-urlencoded` for one value.
-fn form_encode(value: &str) -> String {
+pub(crate) fn form_encode(value: &str) -> String {
     value.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }).collect()
 }
 
