@@ -693,7 +693,7 @@ fn each_person_authorizes_once_through_the_link_their_call_gave_and_then_acts_as
     let link = authorize_url(&shout_as(&remote, &origin, "alice", "hi"));
     assert_ne!(link, alices);
     let (status, page) = walk(&remote, &link, "alice");
-    assert_eq!((status, page.trim()), (200, "capspec now calls `remote` as `alice`: you can close this tab, and call the tool again."));
+    assert_eq!((status, page.trim()), (200, "capspec now calls `remote` as `alice`: you can close this tab."));
     let before = subs(&remote).len();
     assert_eq!(shout_as(&remote, &origin, "alice", "mine")["result"]["structuredContent"]["result"], "MINE");
     let seen = &subs(&remote)[before..];
@@ -745,4 +745,54 @@ fn each_person_authorizes_once_through_the_link_their_call_gave_and_then_acts_as
     let (status, page) = walk(&remote, &link, "carol");
     assert_eq!(status, 200, "{page}");
     assert_eq!(shout_as(&remote, &origin, "carol", "now")["result"]["structuredContent"]["result"], "NOW");
+}
+
+/// `per-user-client.mjs`: the TypeScript SDK's client, declaring URL
+/// elicitation, calling `shout` as `sub` through the gateway at `origin`;
+/// it follows a URL it is asked to open as `sub` (or declines). What it printed.
+fn sdk_shout(remote: &Remote, origin: &str, sub: &str, text_: &str, decline: bool) -> Value {
+    let ts = repo_root().join("tests/ts");
+    let token = token_of(&remote.team, &format!("{origin}/mcp"), sub);
+    let mut command = Command::new("node");
+    command.arg(ts.join("per-user-client.mjs")).args([&format!("{origin}/mcp"), &token, &remote.control, sub, text_]).current_dir(&ts);
+    if decline {
+        command.arg("decline");
+    }
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)))
+}
+
+#[test]
+fn a_client_that_follows_links_is_asked_by_url_elicitation_and_its_call_goes_on_once_authorized() {
+    let Some(remote) = remote() else { return };
+    let user = User::new(&remote, "elicit", "credentials = \"per-user\"\n");
+    user.log_in_and_pin(&remote);
+    let (_gateway, origin) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway"]);
+
+    // Declined: the call ends `upstream_unauthorized`, saying so, with the link.
+    let declined = sdk_shout(&remote, &origin, "dana", "no", true);
+    assert_eq!(declined["elicitations"].as_array().unwrap().len(), 1, "{declined:#}");
+    let message = declined["result"]["_meta"]["io.capspec/error"]["message"].as_str().unwrap_or_default();
+    assert!(declined["result"]["isError"] == json!(true) && message.contains("the person declined to open the link"), "{declined:#}");
+    assert!(message.contains("/oauth/upstream/start?ticket="), "{message}");
+
+    // Accepted: the person authorizes at the link; the same call goes on
+    // with their credential, and the session is told the elicitation completed.
+    let before = subs(&remote).len();
+    let done = sdk_shout(&remote, &origin, "dana", "yes", false);
+    assert_eq!(done["protocol"], "2025-11-25", "{done:#}");
+    let asked = &done["elicitations"][0];
+    assert_eq!(asked["mode"], "url", "{done:#}");
+    assert!(asked["url"].as_str().unwrap().starts_with(&format!("{origin}/oauth/upstream/start?ticket=ct1.")), "{done:#}");
+    assert!(asked["message"].as_str().unwrap().contains("`remote` is called as each person"), "{done:#}");
+    assert_eq!(asked["walked"]["status"], 200, "{done:#}");
+    assert_eq!(done["result"]["structuredContent"]["result"], "YES", "{done:#}");
+    assert_eq!(done["completed"], json!([asked["elicitationId"]]), "{done:#}");
+    let seen = &subs(&remote)[before..];
+    assert!(!seen.is_empty() && seen.iter().all(|s| s == "dana"), "{seen:?}");
+
+    // Authorized once: the next call asks nothing.
+    let again = sdk_shout(&remote, &origin, "dana", "again", false);
+    assert_eq!((&again["elicitations"], &again["result"]["structuredContent"]["result"]), (&json!([]), &json!("AGAIN")), "{again:#}");
 }

@@ -74,6 +74,18 @@ pub trait Approver: Send + Sync {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval>;
 }
 
+/// Asks the person behind a call to visit a URL (MCP's URL-mode
+/// elicitation): where a `per-user` upstream's caller authorizes it
+/// (DESIGN §12). A host whose client can follow one puts an
+/// `Arc<dyn AskUrl>` into each call's [`crate::Run`].
+pub trait AskUrl: Send + Sync {
+    /// Ask to visit `url` (`message` says why), as the elicitation `id`:
+    /// `Ok` once the person accepted, else why not, in words.
+    fn ask<'a>(&'a self, id: &'a str, message: &'a str, url: &'a str) -> BoxFuture<'a, Result<(), String>>;
+    /// Tell the client the elicitation `id` completed (`notifications/elicitation/complete`).
+    fn complete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, ()>;
+}
+
 /// The approver of a host with nobody to ask: it denies, naming the host.
 #[derive(Debug, Clone)]
 pub struct HeadlessApprover {

@@ -71,7 +71,7 @@ mod validate;
 pub use capspec_macros::{Capability, capability};
 pub use code_first::{Capability, CodeFirst};
 pub use error::{CallError, CapError, CapResult, ErrorCode};
-pub use gate::{Approval, ApprovalRequest, Approver, BoxFuture, Gate, HeadlessApprover, Mode, ModeHandle, SessionAllow, Verdict, decide};
+pub use gate::{Approval, ApprovalRequest, Approver, AskUrl, BoxFuture, Gate, HeadlessApprover, Mode, ModeHandle, SessionAllow, Verdict, decide};
 pub use principal::{Principal, Scopes};
 pub use receipt::{GateDecision, Receipt, Status};
 pub use registry::{CapabilityInfo, Forward, Forwarded, Mounted, Registry, RegistryError};

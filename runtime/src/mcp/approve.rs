@@ -90,3 +90,52 @@ impl Approver for Elicit {
         })
     }
 }
+
+/// The URL asker of one call from `peer`, when the client declared URL
+/// elicitation (2025-11-25): `elicitation/create` in `url` mode, then
+/// `notifications/elicitation/complete` once the person finished there.
+pub(super) fn url_asker(peer: &Peer<RoleServer>) -> Option<Arc<dyn crate::gate::AskUrl>> {
+    if !peer.supported_elicitation_modes().contains(&ElicitationMode::Url) {
+        return None;
+    }
+    let runtime = tokio::runtime::Handle::try_current().ok()?;
+    Some(Arc::new(ElicitUrl { peer: peer.clone(), runtime }))
+}
+
+struct ElicitUrl {
+    peer: Peer<RoleServer>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl crate::gate::AskUrl for ElicitUrl {
+    fn ask<'a>(&'a self, id: &'a str, message: &'a str, url: &'a str) -> BoxFuture<'a, Result<(), String>> {
+        let params = ElicitRequestParams::UrlElicitationParams { meta: None, message: message.to_string(), url: url.to_string(), elicitation_id: id.to_string() };
+        let peer = self.peer.clone();
+        // On the server's runtime, whichever thread (an action's) awaits it.
+        let asked = self.runtime.spawn(async move { peer.create_elicitation(params).await });
+        Box::pin(async move {
+            match asked.await {
+                Ok(Ok(answer)) => match answer.action {
+                    ElicitationAction::Accept => Ok(()),
+                    ElicitationAction::Decline => Err("the person declined to open the link".into()),
+                    _ => Err("the person dismissed the link".into()),
+                },
+                Ok(Err(e)) => Err(format!("the client could not be given the link: {e}")),
+                Err(e) => Err(format!("giving the client the link ended abnormally: {e}")),
+            }
+        })
+    }
+
+    fn complete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, ()> {
+        let notification = rmcp::model::ServerNotification::CustomNotification(rmcp::model::CustomNotification::new(
+            "notifications/elicitation/complete",
+            Some(json!({ "elicitationId": id })),
+        ));
+        let peer = self.peer.clone();
+        let sent = self.runtime.spawn(async move { peer.send_notification(notification).await });
+        Box::pin(async move {
+            // A client gone since has nothing to be told.
+            let _ = sent.await;
+        })
+    }
+}

@@ -224,11 +224,18 @@ impl McpSession {
     /// client can answer, or (2026-07-28, `stateless`) the request's own
     /// approver and no allow-set to remember anything in.
     fn run(&self, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>) -> Run {
+        let session = stateless.is_none();
         let (approver, allow) = match stateless {
             Some(approver) => (approver, SessionAllow::new()),
             None => (approve::approver(&context.peer), self.allow.clone()),
         };
         let run = (self.host.inner.prepare)(Gate::new(self.host.inner.mode, approver, allow)).with_principal(principal_of(context));
+        // A client that follows links is given the one where a `per-user`
+        // upstream's caller authorizes it (2025-11-25 sessions).
+        let run = match approve::url_asker(&context.peer).filter(|_| session) {
+            Some(asker) => run.with(asker),
+            None => run,
+        };
         match &self.host.audit {
             Some(sink) => {
                 let surface = match self.host.inner.surface {

@@ -75,6 +75,8 @@ pub struct Authorizer {
     client: tokio::sync::OnceCell<SignInClient>,
     /// Upstream legs under way, by the `state` rmcp sent.
     pending: Mutex<HashMap<String, Pending>>,
+    /// The elicitations completed here in the last ten minutes, and when.
+    done: tokio::sync::watch::Sender<HashMap<String, Instant>>,
     http: reqwest::Client,
 }
 
@@ -88,6 +90,7 @@ struct Pending {
     session: AuthorizationSession,
     principal: String,
     upstream: String,
+    elicitation: String,
     began: Instant,
 }
 
@@ -133,7 +136,7 @@ impl Authorizer {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
-        Ok(Authorizer { options, vault, upstreams, client: tokio::sync::OnceCell::new(), pending: Mutex::new(HashMap::new()), http })
+        Ok(Authorizer { options, vault, upstreams, client: tokio::sync::OnceCell::new(), pending: Mutex::new(HashMap::new()), done: tokio::sync::watch::Sender::new(HashMap::new()), http })
     }
 
     /// Whether `path` is one of the browser step's.
@@ -256,10 +259,17 @@ impl Authorizer {
             return Page::says(400, format!("`{}`'s authorization server refused: {}", pending.upstream, refusal(error, query.get("error_description"))));
         }
         match pending.session.handle_callback_url(url.as_str()).await {
-            Ok(_) => Page::says(
+            Ok(_) => {
+                // The call that gave the link goes on.
+                self.done.send_modify(|done| {
+                    done.retain(|_, at| at.elapsed() < PENDING_TTL);
+                    done.insert(pending.elicitation.clone(), Instant::now());
+                });
+                Page::says(
                 200,
-                format!("capspec now calls `{}` as `{}`: you can close this tab, and call the tool again.", pending.upstream, pending.principal),
-            ),
+                    format!("capspec now calls `{}` as `{}`: you can close this tab.", pending.upstream, pending.principal),
+                )
+            }
             Err(e) => Page::says(502, format!("`{}`'s authorization did not complete: {}", pending.upstream, super::child::without_type_paths(&e.to_string()))),
         }
     }
@@ -323,7 +333,7 @@ impl Authorizer {
         let Some(state) = reqwest::Url::parse(&to).ok().and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned())) else {
             return Page::says(502, format!("`{}`'s authorization URL carries no `state`", ticket.upstream));
         };
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(state, Pending { session, principal: ticket.principal, upstream: ticket.upstream, began: Instant::now() });
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(state, Pending { session, principal: ticket.principal, upstream: ticket.upstream, elicitation: ticket.elicitation, began: Instant::now() });
         Page::redirect(to)
     }
 }
@@ -341,8 +351,30 @@ impl CredentialVault for Authorizer {
         self.vault.spend_ticket(id, expires_ms)
     }
 
-    fn authorize_url(&self, upstream: &str, principal: &str) -> Option<String> {
-        self.upstreams.contains_key(upstream).then(|| self.start_url(principal, upstream, &random()))
+    fn authorize_url(&self, upstream: &str, principal: &str) -> Option<(String, String)> {
+        let id = random();
+        self.upstreams.contains_key(upstream).then(|| (id.clone(), self.start_url(principal, upstream, &id)))
+    }
+
+    fn authorized<'a>(&'a self, upstream: &'a str, principal: &'a str, id: &'a str, wait: Duration) -> BoxFuture<'a, bool> {
+        Box::pin(async move {
+            let deadline = tokio::time::Instant::now() + wait;
+            let mut done = self.done.subscribe();
+            let before = self.vault.load(upstream, principal).await.ok().flatten();
+            loop {
+                if done.borrow_and_update().contains_key(id) {
+                    return true;
+                }
+                // Finished at another instance sharing the store: a new
+                // credential appears there (read every second).
+                if self.vault.load(upstream, principal).await.ok().flatten() != before {
+                    return true;
+                }
+                if tokio::time::timeout_at(deadline, tokio::time::timeout(Duration::from_secs(1), done.changed())).await.is_err() {
+                    return false;
+                }
+            }
+        })
     }
 }
 

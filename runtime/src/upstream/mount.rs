@@ -352,6 +352,10 @@ fn drift(pinned: &PinnedTool, live: Option<&Value>) -> Option<String> {
     Some(format!("the tool `{}` changed since it was pinned ({what}; pinned {pin}, now {now}); review it with `cargo xtask check --upstream`", pinned.tool))
 }
 
+/// How long a call waits for its caller to authorize a `per-user` server
+/// through the link it gave them (the link's own limit).
+const AUTHORIZE_WAIT: Duration = Duration::from_secs(600);
+
 /// One capability, forwarded to its tool.
 struct Tool {
     connection: Arc<Connection>,
@@ -367,24 +371,35 @@ impl Forward for Tool {
 
     fn call<'a>(&'a self, run: &'a Run, args: Value) -> BoxFuture<'a, Result<Value, CallError>> {
         Box::pin(async move {
-            let called = self.forward(run, args).await;
-            // A caller without a usable credential of their own is told where they give one.
-            match (called, &self.connection.vault) {
-                (Err(mut e), Some(vault)) if e.code == ErrorCode::UpstreamUnauthorized && self.connection.server.oauth().is_some_and(|(_, o)| o.per_user) => {
-                    let principal = run.principal().id();
-                    if principal != crate::principal::Principal::LOCAL {
-                        if let Some(url) = vault.authorize_url(&self.connection.server.name, principal) {
-                            e.message = format!("{}; `{principal}` authorizes capspec to call it as them at {url} (the link works once, within ten minutes)", e.message);
-                        }
-                    }
-                    Err(e)
-                }
-                (called, _) => called,
+            let server = &self.connection.server;
+            let principal = run.principal().id();
+            let per_user = server.oauth().is_some_and(|(_, o)| o.per_user) && principal != crate::principal::Principal::LOCAL;
+            let again = per_user.then(|| args.clone());
+            let mut e = match self.forward(run, args).await {
+                Err(e) if e.code == ErrorCode::UpstreamUnauthorized => e,
+                done => return done,
+            };
+            // A caller without a usable credential of their own is sent where they give one.
+            let (Some(vault), Some(args)) = (&self.connection.vault, again) else { return Err(e) };
+            let Some((id, url)) = vault.authorize_url(&server.name, principal) else { return Err(e) };
+            let Some(asker) = run.get::<Arc<dyn crate::gate::AskUrl>>() else {
+                e.message = format!("{}; `{principal}` authorizes capspec to call it as them at {url} (the link works once, within ten minutes)", e.message);
+                return Err(e);
+            };
+            let message = format!("`{}` is called as each person. Sign in and authorize capspec to call it as you (`{principal}`); the link works once, within ten minutes.", server.name);
+            if let Err(why) = asker.ask(&id, &message, &url).await {
+                e.message = format!("{}; {why} where `{principal}` authorizes capspec to call it as them ({url})", e.message);
+                return Err(e);
             }
+            if !vault.authorized(&server.name, principal, &id, AUTHORIZE_WAIT).await {
+                e.message = format!("{}; `{principal}` did not authorize it at {url} within ten minutes", e.message);
+                return Err(e);
+            }
+            asker.complete(&id).await;
+            self.forward(run, args).await
         })
     }
 }
-
 impl Tool {
     /// The call, on the caller's connection.
     async fn forward(&self, run: &Run, args: Value) -> Result<Value, CallError> {

@@ -56,12 +56,19 @@ pub trait CredentialVault: Send + Sync {
         let _ = (id, expires_ms);
         Box::pin(async { Err("this host keeps no record of used links".to_string()) })
     }
-    /// Where `principal` authorizes capspec to call `upstream` as them, for
-    /// the message of a call refused for want of their credential; `None`
-    /// when this host serves no such page.
-    fn authorize_url(&self, upstream: &str, principal: &str) -> Option<String> {
+    /// Where `principal` authorizes capspec to call `upstream` as them (a
+    /// call refused for want of their credential gives it, or asks them to
+    /// open it): a new elicitation id, and the URL; `None` when this host
+    /// serves no such page.
+    fn authorize_url(&self, upstream: &str, principal: &str) -> Option<(String, String)> {
         let _ = (upstream, principal);
         None
+    }
+    /// Wait, at most `wait`, until `principal` authorized `upstream` through
+    /// the link of the elicitation `id`: whether they did.
+    fn authorized<'a>(&'a self, upstream: &'a str, principal: &'a str, id: &'a str, wait: Duration) -> crate::gate::BoxFuture<'a, bool> {
+        let _ = (upstream, principal, id, wait);
+        Box::pin(async { false })
     }
 }
 
