@@ -621,8 +621,11 @@ fn browser_gateway(user: &User, remote: &Remote, extra: &[&str]) -> (KillOnDrop,
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let origin = format!("http://127.0.0.1:{port}");
     let (addr, resource) = (format!("127.0.0.1:{port}"), format!("{origin}/mcp"));
-    let mut args = vec!["serve", "--surface", "tools", "--mode", "auto", "--http", &addr, "--oauth-issuer", &remote.team, "--resource", &resource, "--state-key-file", "state.key"];
+    let mut args = vec!["serve", "--mode", "auto", "--http", &addr, "--oauth-issuer", &remote.team, "--resource", &resource, "--state-key-file", "state.key"];
     args.extend_from_slice(extra);
+    if !extra.contains(&"--surface") {
+        args.extend(["--surface", "tools"]);
+    }
     let mut child = KillOnDrop(user.command(&args).stderr(Stdio::piped()).spawn().unwrap());
     let mut stderr = BufReader::new(child.0.stderr.take().unwrap());
     let mut line = String::new();
@@ -751,10 +754,15 @@ fn each_person_authorizes_once_through_the_link_their_call_gave_and_then_acts_as
 /// elicitation, calling `shout` as `sub` through the gateway at `origin`;
 /// it follows a URL it is asked to open as `sub` (or declines). What it printed.
 fn sdk_shout(remote: &Remote, origin: &str, sub: &str, text_: &str, decline: bool) -> Value {
+    sdk_call(remote, origin, sub, "shout", &json!({ "text": text_ }), decline)
+}
+
+/// [`sdk_shout`], calling `tool` with `arguments`.
+fn sdk_call(remote: &Remote, origin: &str, sub: &str, tool: &str, arguments: &Value, decline: bool) -> Value {
     let ts = repo_root().join("tests/ts");
     let token = token_of(&remote.team, &format!("{origin}/mcp"), sub);
     let mut command = Command::new("node");
-    command.arg(ts.join("per-user-client.mjs")).args([&format!("{origin}/mcp"), &token, &remote.control, sub, text_]).current_dir(&ts);
+    command.arg(ts.join("per-user-client.mjs")).args([&format!("{origin}/mcp"), &token, &remote.control, sub, tool, &arguments.to_string()]).current_dir(&ts);
     if decline {
         command.arg("decline");
     }
@@ -795,4 +803,13 @@ fn a_client_that_follows_links_is_asked_by_url_elicitation_and_its_call_goes_on_
     // Authorized once: the next call asks nothing.
     let again = sdk_shout(&remote, &origin, "dana", "again", false);
     assert_eq!((&again["elicitations"], &again["result"]["structuredContent"]["result"]), (&json!([]), &json!("AGAIN")), "{again:#}");
+    drop(_gateway);
+
+    // In code mode the action's call asks the same way, and goes on.
+    let (_gateway, origin) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway", "--surface", "code"]);
+    let code = "import remote from '@capspec/host/remote';\nexport default async () => (await remote.shout({ text: 'in code' }));";
+    let done = sdk_call(&remote, &origin, "erin", "execute_code", &json!({ "code": code }), false);
+    assert_eq!(done["elicitations"][0]["walked"]["status"], 200, "{done:#}");
+    assert_eq!(done["result"]["structuredContent"]["result"], "IN CODE", "{done:#}");
+    assert_eq!(done["completed"], json!([done["elicitations"][0]["elicitationId"]]), "{done:#}");
 }

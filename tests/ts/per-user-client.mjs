@@ -2,19 +2,19 @@
 // the official TypeScript SDK's client, declaring URL elicitation, on
 // 2025-11-25 over Streamable HTTP with a bearer token.
 //
-//   node per-user-client.mjs MCP_URL TOKEN CONTROL_URL LOGIN TEXT [decline]
+//   node per-user-client.mjs MCP_URL TOKEN CONTROL_URL LOGIN TOOL ARGUMENTS_JSON [decline]
 //
 // When the server asks it to open a URL (`elicitation/create`, mode `url`),
 // it plays the person's browser there (the fixture's `POST CONTROL/walk`,
 // signing in as LOGIN) and accepts; with `decline` it declines instead.
-// It calls `shout` with TEXT and prints one JSON line: the elicitations it
+// It calls TOOL with ARGUMENTS_JSON and prints one JSON line: the elicitations it
 // was given (with where the browser ended), the elicitation ids the server
 // said were complete, and the call's result.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, ElicitationCompleteNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
-const [mcpUrl, token, control, login, text, decline] = process.argv.slice(2);
+const [mcpUrl, token, control, login, tool, args, decline] = process.argv.slice(2);
 const elicitations = [];
 const completed = [];
 const client = new Client({ name: "per-user-client", version: "1.0.0" }, { capabilities: { elicitation: { url: {} } } });
@@ -32,7 +32,7 @@ client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notificati
 });
 const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
 await client.connect(transport);
-const result = await client.callTool({ name: "shout", arguments: { text } }, undefined, { timeout: 120_000 });
+const result = await client.callTool({ name: tool, arguments: JSON.parse(args) }, undefined, { timeout: 120_000 });
 // A notification sent just before the result may still be on its way.
 await new Promise((resolve) => setTimeout(resolve, 200));
 console.log(JSON.stringify({ protocol: transport.protocolVersion, elicitations, completed, result }));
