@@ -754,17 +754,17 @@ fn each_person_authorizes_once_through_the_link_their_call_gave_and_then_acts_as
 /// elicitation, calling `shout` as `sub` through the gateway at `origin`;
 /// it follows a URL it is asked to open as `sub` (or declines). What it printed.
 fn sdk_shout(remote: &Remote, origin: &str, sub: &str, text_: &str, decline: bool) -> Value {
-    sdk_call(remote, origin, sub, "shout", &json!({ "text": text_ }), decline)
+    sdk_call(remote, origin, sub, "shout", &json!({ "text": text_ }), if decline { "decline" } else { "" })
 }
 
 /// [`sdk_shout`], calling `tool` with `arguments`.
-fn sdk_call(remote: &Remote, origin: &str, sub: &str, tool: &str, arguments: &Value, decline: bool) -> Value {
+fn sdk_call(remote: &Remote, origin: &str, sub: &str, tool: &str, arguments: &Value, mode: &str) -> Value {
     let ts = repo_root().join("tests/ts");
     let token = token_of(&remote.team, &format!("{origin}/mcp"), sub);
     let mut command = Command::new("node");
     command.arg(ts.join("per-user-client.mjs")).args([&format!("{origin}/mcp"), &token, &remote.control, sub, tool, &arguments.to_string()]).current_dir(&ts);
-    if decline {
-        command.arg("decline");
+    if !mode.is_empty() {
+        command.arg(mode);
     }
     let out = command.output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
@@ -808,8 +808,54 @@ fn a_client_that_follows_links_is_asked_by_url_elicitation_and_its_call_goes_on_
     // In code mode the action's call asks the same way, and goes on.
     let (_gateway, origin) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway", "--surface", "code"]);
     let code = "import remote from '@capspec/host/remote';\nexport default async () => (await remote.shout({ text: 'in code' }));";
-    let done = sdk_call(&remote, &origin, "erin", "execute_code", &json!({ "code": code }), false);
+    let done = sdk_call(&remote, &origin, "erin", "execute_code", &json!({ "code": code }), "");
     assert_eq!(done["elicitations"][0]["walked"]["status"], 200, "{done:#}");
     assert_eq!(done["result"]["structuredContent"]["result"], "IN CODE", "{done:#}");
     assert_eq!(done["completed"], json!([done["elicitations"][0]["elicitationId"]]), "{done:#}");
+}
+
+#[test]
+fn a_client_that_cannot_be_asked_mid_call_gets_the_link_in_its_reply_on_both_revisions() {
+    let Some(remote) = remote() else { return };
+    let user = User::new(&remote, "no-url", "credentials = \"per-user\"\n");
+    user.log_in_and_pin(&remote);
+    let (_gateway, origin) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway"]);
+
+    // 2025-11-25, no URL elicitation declared: URLElicitationRequiredError
+    // (−32042) carrying the link; once the person authorized there, the
+    // same call goes through.
+    let first = sdk_call(&remote, &origin, "frank", "shout", &json!({ "text": "a" }), "nourl");
+    assert_eq!(first["error"]["code"], -32042, "{first:#}");
+    let asked = &first["error"]["data"]["elicitations"][0];
+    assert_eq!(asked["mode"], "url", "{first:#}");
+    assert!(asked["elicitationId"].as_str().is_some_and(|id| !id.is_empty()), "{first:#}");
+    let url = asked["url"].as_str().unwrap();
+    assert!(url.starts_with(&format!("{origin}/oauth/upstream/start?ticket=ct1.")), "{first:#}");
+    assert_eq!(walk(&remote, url, "frank").0, 200);
+    let second = sdk_call(&remote, &origin, "frank", "shout", &json!({ "text": "a" }), "nourl");
+    assert_eq!(second["result"]["structuredContent"]["result"], "A", "{second:#}");
+
+    // 2026-07-28, URL elicitation declared: `input_required` carrying the
+    // link; the retry, once the person authorized, goes through.
+    let addr = origin.trim_start_matches("http://");
+    let token = token_of(&remote.team, &format!("{origin}/mcp"), "gina");
+    let mut meta = capspec_testkit::http::stateless_meta("capspec-tests");
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({ "elicitation": { "url": {} } });
+    let headers = [format!("Authorization: Bearer {token}"), "MCP-Protocol-Version: 2026-07-28".into(), "Mcp-Method: tools/call".into(), "Mcp-Name: shout".into()];
+    let call = |params: Value| capspec_testkit::http::post_mcp(addr, &headers, &json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params })).2;
+    let asked = call(json!({ "name": "shout", "arguments": { "text": "b" }, "_meta": meta }));
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked:#}");
+    let request = &result["inputRequests"]["io.capspec/authorize"];
+    assert_eq!((&request["method"], &request["params"]["mode"]), (&json!("elicitation/create"), &json!("url")), "{asked:#}");
+    assert!(request["params"]["message"].as_str().unwrap().contains("(`gina`)"), "{asked:#}");
+    assert_eq!(walk(&remote, request["params"]["url"].as_str().unwrap(), "gina").0, 200);
+    let done = call(json!({ "name": "shout", "arguments": { "text": "b" }, "_meta": meta, "inputResponses": { "io.capspec/authorize": { "action": "accept" } } }));
+    assert_eq!(done["result"]["structuredContent"]["result"], "B", "{done:#}");
+
+    // Without URL elicitation declared, the refusal's message carries the link.
+    let (_, refused) = capspec_testkit::http::call_stateless(addr, &token_of(&remote.team, &format!("{origin}/mcp"), "hal"), "shout", json!({ "text": "c" }));
+    let (code, message) = error_of(&refused);
+    assert_eq!(code, "upstream_unauthorized", "{refused:#}");
+    assert!(message.contains("`hal` has not authorized capspec to call it as them") && message.contains(&format!("{origin}/oauth/upstream/start?ticket=")), "{message}");
 }

@@ -120,6 +120,22 @@ pub(super) fn input_required(key: &StateKey, request: &ApprovalRequest) -> Input
     InputRequiredResult::new(Some(InputRequests::from_iter([(APPROVAL_INPUT.to_string(), elicitation)])), Some(seal(key, request, key.ttl())))
 }
 
+/// The key of a link to open in `inputRequests` (a `per-user` upstream's
+/// authorization, DESIGN §12).
+pub const AUTHORIZE_INPUT: &str = "io.capspec/authorize";
+
+/// The `input_required` result that asks the client to open `link`; the
+/// retry needs no state: once the person authorized, the call finds their
+/// credential.
+pub(super) fn open_link(link: &super::approve::Link) -> InputRequiredResult {
+    let elicitation: InputRequest = serde_json::from_value(json!({
+        "method": "elicitation/create",
+        "params": { "mode": "url", "message": link.message, "url": link.url },
+    }))
+    .expect("a URL elicitation is a valid input request");
+    InputRequiredResult::new(Some(InputRequests::from_iter([(AUTHORIZE_INPUT.to_string(), elicitation)])), None)
+}
+
 /// The `requestState` approving `request`, valid for `ttl`.
 fn seal(key: &StateKey, request: &ApprovalRequest, ttl: Duration) -> String {
     key.approval().seal_json_with(&sealed_for(request), &SealOptions::new().associated_data(PURPOSE).ttl(ttl)).expect("the sealed state serializes")

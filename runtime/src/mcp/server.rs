@@ -223,16 +223,20 @@ impl McpSession {
     /// this session's allow-set and an approver that elicits when the
     /// client can answer, or (2026-07-28, `stateless`) the request's own
     /// approver and no allow-set to remember anything in.
-    fn run(&self, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>) -> Run {
+    ///
+    /// A client that follows links is asked to open the one where a
+    /// `per-user` upstream's caller authorizes it (2025-11-25 sessions that
+    /// declared URL elicitation); else `links`, if given, keeps it for the
+    /// reply (−32042, or `input_required` on 2026-07-28).
+    fn run(&self, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>, links: Option<&Arc<approve::Links>>) -> Run {
         let session = stateless.is_none();
         let (approver, allow) = match stateless {
             Some(approver) => (approver, SessionAllow::new()),
             None => (approve::approver(&context.peer), self.allow.clone()),
         };
         let run = (self.host.inner.prepare)(Gate::new(self.host.inner.mode, approver, allow)).with_principal(principal_of(context));
-        // A client that follows links is given the one where a `per-user`
-        // upstream's caller authorizes it (2025-11-25 sessions).
-        let run = match approve::url_asker(&context.peer).filter(|_| session) {
+        let asker = approve::url_asker(&context.peer).filter(|_| session).or_else(|| links.map(|l| l.clone() as Arc<dyn crate::gate::AskUrl>));
+        let run = match asker {
             Some(asker) => run.with(asker),
             None => run,
         };
@@ -253,16 +257,17 @@ impl McpSession {
     }
 
     /// One `tools/call`, in its `mcp.request` span (the parent of its calls' spans).
-    async fn call(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>) -> rmcp::model::CallToolResult {
-        tracing::Instrument::instrument(self.call_in_span(name, arguments, context, stateless), request_span(name, context)).await
+    async fn call(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>, links: Option<&Arc<approve::Links>>) -> rmcp::model::CallToolResult {
+        tracing::Instrument::instrument(self.call_in_span(name, arguments, context, stateless, links), request_span(name, context)).await
     }
 
-    async fn call_in_span(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>) -> rmcp::model::CallToolResult {
+    async fn call_in_span(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>, links: Option<&Arc<approve::Links>>) -> rmcp::model::CallToolResult {
         let shared = &self.host.inner;
         match shared.callable.get(name) {
             Some(Callable::ExecuteCode) => {
                 let Some(code) = action_code(&arguments) else { return code_refused() };
-                let run = self.run(context, stateless);
+                // An action's call that needs a link ends with it in its message.
+                let run = self.run(context, stateless, None);
                 let (outcome, run) = match self.run_action(run, code).await {
                     Ok(done) => done,
                     Err(refused) => return refused,
@@ -271,7 +276,7 @@ impl McpSession {
             }
             Some(Callable::Capability { qualified, output, .. }) => {
                 // Blocks an upstream server returns beside the value pass through.
-                let run = self.run(context, stateless).with(crate::content::Blocks::default());
+                let run = self.run(context, stateless, links).with(crate::content::Blocks::default());
                 let result = shared.mounted.invoke(&run, qualified, arguments).await;
                 let blocks = run.get::<crate::content::Blocks>().map(|b| b.take()).unwrap_or_default();
                 tools::with_blocks(tools::call_result(result, output, qualified, &run), blocks)
@@ -321,7 +326,7 @@ impl McpSession {
         let (state, responses, can_ask) = (request_state.map(str::to_string), responses.cloned(), can_ask(context));
         // Asks go to the replay, never to this approver.
         let nobody: Arc<dyn Approver> = Arc::new(crate::gate::HeadlessApprover::new("this MCP request"));
-        let run = self.run(context, Some(nobody));
+        let run = self.run(context, Some(nobody), None);
         let done = on_action_thread(move || {
             let request = resume::Request { code: &code, state: state.as_deref(), responses: responses.as_ref(), can_ask };
             resume::round(&guest, run, &key, bounds, request)
@@ -368,6 +373,11 @@ fn can_ask(context: &RequestContext<RoleServer>) -> bool {
     context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
+/// Whether a 2026-07-28 request's client declared URL elicitation.
+fn can_open_links(context: &RequestContext<RoleServer>) -> bool {
+    context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.url.is_some())
+}
+
 /// `execute_code`'s one argument.
 fn action_code(arguments: &Value) -> Option<String> {
     arguments.get("code").and_then(Value::as_str).map(str::to_string)
@@ -404,8 +414,15 @@ impl ServerHandler for McpSession {
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
         // 2025-11-25 and earlier: sessions, and asks as elicitation requests.
+        let links = Arc::new(approve::Links::default());
         if context.protocol_version().is_none_or(|v| v.has_initialize()) {
-            return Ok(self.call(&request.name, arguments, &context, None).await.into());
+            let result = self.call(&request.name, arguments, &context, None, Some(&links)).await;
+            // A caller who must authorize a `per-user` upstream, on a client
+            // that cannot be asked to open the link: URLElicitationRequired.
+            return match links.take() {
+                Some(link) => Err(approve::url_elicitation_required(&link)),
+                None => Ok(result.into()),
+            };
         }
         // 2026-07-28: stateless; an ask is an input_required round, and an
         // action that asks is resumed by replay.
@@ -418,11 +435,15 @@ impl ServerHandler for McpSession {
             Err(reason) => return Ok(tools::refused(ErrorCode::PermissionDenied, &request.name, &reason).into()),
         };
         let approver = Arc::new(mrtr::Mrtr::new(answer, can_ask(&context)));
-        let result = self.call(&request.name, arguments, &context, Some(approver.clone())).await;
+        // A link goes into `input_required` where the request declared URL
+        // elicitation; else the call's refusal carries it.
+        let result = self.call(&request.name, arguments, &context, Some(approver.clone()), can_open_links(&context).then_some(&links)).await;
         let asked = approver.asked.lock().unwrap_or_else(|e| e.into_inner()).take();
-        Ok(match asked {
-            Some(request) => mrtr::input_required(key, &request).into(),
-            None => result.into(),
+        Ok(match (asked, links.take()) {
+            (Some(request), _) => mrtr::input_required(key, &request).into(),
+            // The retry, once the person authorized, finds their credential.
+            (None, Some(link)) => mrtr::open_link(&link).into(),
+            (None, None) => result.into(),
         })
     }
 
