@@ -27,7 +27,7 @@ use std::str::FromStr;
 
 pub use log::{AuditLog, AuditOptions, keyed_hash};
 pub use query::{Broken, Query};
-pub use vault::{Holder, Vault};
+pub use vault::{Holder, RECHECK, Vault};
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Executor};

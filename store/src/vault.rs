@@ -6,8 +6,10 @@
 //! store holds no token in plaintext, and a sealed credential copied onto
 //! another person's row does not open. Who holds one, their scopes and
 //! when it expires are kept beside it in the clear, for `auth users`.
-//! Opened credentials are kept in memory for their lifetime, so a call
-//! with a stored credential costs no decryption and no round trip.
+//! Opened credentials are kept in memory, so a call with a stored
+//! credential costs no decryption and no round trip; each is read again
+//! from the store after [`RECHECK`], so a credential revoked (`auth
+//! revoke`) or replaced by another instance is seen within that time.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -24,6 +26,8 @@ use crate::{Store, StoreError, fail};
 /// A sealed credential starts with this, then URL-safe base64 of nonce ‖ ciphertext.
 const PREFIX: &str = "cv1.";
 const NONCE_BYTES: usize = 24;
+/// How long an opened credential is used from memory before the store is read again.
+pub const RECHECK: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Who holds a credential for an upstream, as `auth users` shows it: never a token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -42,8 +46,8 @@ pub struct Holder {
 pub struct Vault {
     store: Store,
     cipher: XChaCha20Poly1305,
-    /// (upstream, principal) → the opened credential.
-    opened: Mutex<BTreeMap<(String, String), Value>>,
+    /// (upstream, principal) → the opened credential, and when it was read.
+    opened: Mutex<BTreeMap<(String, String), (Value, std::time::Instant)>>,
 }
 
 impl std::fmt::Debug for Vault {
@@ -71,7 +75,7 @@ impl Vault {
     /// as JSON), if one is kept and opens under this key.
     pub async fn load(&self, upstream: &str, principal: &str) -> Result<Option<Value>, StoreError> {
         let key = (upstream.to_string(), principal.to_string());
-        if let Some(found) = self.opened.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        if let Some((found, _)) = self.opened.lock().unwrap_or_else(|e| e.into_inner()).get(&key).filter(|(_, at)| at.elapsed() < RECHECK) {
             return Ok(Some(found.clone()));
         }
         let what = || format!("cannot read `{principal}`'s credential for `{upstream}` in `{}`", self.store.url());
@@ -81,12 +85,16 @@ impl Vault {
             .fetch_optional(self.store.pool())
             .await
             .map_err(|e| fail(&what(), e))?;
-        let Some(row) = row else { return Ok(None) };
+        let Some(row) = row else {
+            // Revoked since it was read (by `auth revoke`, perhaps on another machine).
+            self.opened.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+            return Ok(None);
+        };
         let sealed: String = row.try_get(0).map_err(|e| fail(&what(), e))?;
         let Some(value) = self.open(&sealed, upstream, principal) else {
             return Err(StoreError(format!("{}: it does not open under this state key (another `--state-key-file` sealed it)", what())));
         };
-        self.opened.lock().unwrap_or_else(|e| e.into_inner()).insert(key, value.clone());
+        self.opened.lock().unwrap_or_else(|e| e.into_inner()).insert(key, (value.clone(), std::time::Instant::now()));
         Ok(Some(value))
     }
 
@@ -109,7 +117,7 @@ impl Vault {
         .execute(self.store.pool())
         .await
         .map_err(|e| fail(&format!("cannot store `{principal}`'s credential for `{upstream}` in `{}`", self.store.url()), e))?;
-        self.opened.lock().unwrap_or_else(|e| e.into_inner()).insert((upstream.to_string(), principal.to_string()), credential);
+        self.opened.lock().unwrap_or_else(|e| e.into_inner()).insert((upstream.to_string(), principal.to_string()), (credential, std::time::Instant::now()));
         Ok(())
     }
 

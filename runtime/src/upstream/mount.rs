@@ -407,6 +407,13 @@ impl Tool {
             // No message a model reads carries a Rust type name, whatever a layer below words.
             let fail = |code: ErrorCode, message: String| CallError { code, message: super::child::without_type_paths(&message), capability: String::new() };
             let connection = &self.connection.for_principal(run.principal().id()).map_err(|e| fail(ErrorCode::UpstreamUnauthorized, e))?;
+            // A credential revoked since this caller's connection started
+            // (the vault reads the store again every few seconds) ends it.
+            if let (Some(principal), Some(vault)) = (&connection.principal, &connection.vault) {
+                if matches!(vault.load(&connection.server.name, principal).await, Ok(None)) {
+                    connection.forget().await;
+                }
+            }
             let pinned = &connection.tools[self.capability];
             let arguments = match args {
                 Value::Object(map) => Some(map),
