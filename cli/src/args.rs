@@ -199,8 +199,9 @@ pub(crate) enum AuthCommand {
     /// Forget one person's credential for a `credentials = "per-user"` upstream.
     ///
     /// Their next call to `[upstream.NAME]` asks them to authorize again. An instance
-    /// that is serving keeps the connection it opened with the credential until it
-    /// restarts or the upstream refuses the token.
+    /// that is serving sees the revoke within 5 seconds (it reads each credential from
+    /// the store again after that long) and ends the connection it opened with it. The
+    /// upstream's own grant is not revoked: revoke it there too if the tokens may leak.
     Revoke {
         /// The server, as `[upstream.NAME]` names it in capspec.toml.
         name: String,

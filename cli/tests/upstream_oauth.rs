@@ -860,3 +860,31 @@ fn a_client_that_cannot_be_asked_mid_call_gets_the_link_in_its_reply_on_both_rev
     assert_eq!(code, "upstream_unauthorized", "{refused:#}");
     assert!(message.contains("`hal` has not authorized capspec to call it as them") && message.contains(&format!("{origin}/oauth/upstream/start?ticket=")), "{message}");
 }
+
+#[test]
+fn two_instances_sharing_postgres_share_the_vault_and_the_used_tickets() {
+    let Some(remote) = remote() else { return };
+    let Some(pg) = capspec_testkit::postgres::Postgres::start() else { return };
+    let user = User::new(&remote, "shared", "credentials = \"per-user\"\n");
+    user.log_in_and_pin(&remote);
+    let store = pg.url("per_user");
+    let (_east, east) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway", "--store", &store, "--instance", "east"]);
+    let (_west, west) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway", "--store", &store, "--instance", "west"]);
+
+    // Alice is given a link by east and authorizes there.
+    let (_, reply) = capspec_testkit::http::call_stateless(east.trim_start_matches("http://"), &token_of(&remote.team, &format!("{east}/mcp"), "alice"), "shout", json!({ "text": "x" }));
+    let link = authorize_url(&reply);
+    assert_eq!(walk(&remote, &link, "alice").0, 200);
+    // The same ticket at west: used already, by name.
+    let (status, page) = walk(&remote, &link.replacen(&east, &west, 1), "alice");
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("it was used already"), "{page}");
+
+    // She calls through west, with the credential east stored.
+    let before = subs(&remote).len();
+    assert_eq!(shout_as(&remote, &west, "alice", "west")["result"]["structuredContent"]["result"], "WEST");
+    let seen = &subs(&remote)[before..];
+    assert!(!seen.is_empty() && seen.iter().all(|s| s == "alice"), "{seen:?}");
+    let users = user.capspec(&["auth", "users", "remote", "--store", &store]);
+    assert!(String::from_utf8_lossy(&users.stdout).starts_with("alice: "), "{}", text(&users));
+}
