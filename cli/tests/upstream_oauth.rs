@@ -804,6 +804,7 @@ fn a_client_that_follows_links_is_asked_by_url_elicitation_and_its_call_goes_on_
     // Authorized once: the next call asks nothing.
     let again = sdk_shout(&remote, &origin, "dana", "again", false);
     assert_eq!((&again["elicitations"], &again["result"]["structuredContent"]["result"]), (&json!([]), &json!("AGAIN")), "{again:#}");
+
     drop(_gateway);
 
     // In code mode the action's call asks the same way, and goes on.
@@ -813,6 +814,15 @@ fn a_client_that_follows_links_is_asked_by_url_elicitation_and_its_call_goes_on_
     assert_eq!(done["elicitations"][0]["walked"]["status"], 200, "{done:#}");
     assert_eq!(done["result"]["structuredContent"]["result"], "IN CODE", "{done:#}");
     assert_eq!(done["completed"], json!([done["elicitations"][0]["elicitationId"]]), "{done:#}");
+
+    // The upstream revokes every grant it gave (erin's too): her token and
+    // its refresh are refused, so her next call asks her again, and goes
+    // on with the new grant.
+    control(&remote, "POST", "revoke-grants", &json!({}));
+    let renewed = sdk_call(&remote, &origin, "erin", "execute_code", &json!({ "code": code.replace("in code", "renewed") }), "");
+    assert_eq!(renewed["elicitations"].as_array().map(Vec::len), Some(1), "{renewed:#}");
+    assert_eq!(renewed["elicitations"][0]["walked"]["status"], 200, "{renewed:#}");
+    assert_eq!(renewed["result"]["structuredContent"]["result"], "RENEWED", "{renewed:#}");
 }
 
 #[test]
