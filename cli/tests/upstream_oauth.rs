@@ -763,8 +763,9 @@ fn sdk_call(remote: &Remote, origin: &str, sub: &str, tool: &str, arguments: &Va
     let ts = repo_root().join("tests/ts");
     let token = token_of(&remote.team, &format!("{origin}/mcp"), sub);
     let mut command = Command::new("node");
-    command.arg(ts.join("per-user-client.mjs")).args([&format!("{origin}/mcp"), &token, &remote.control, sub, tool, &arguments.to_string()]).current_dir(&ts);
-    if !mode.is_empty() {
+    let script = if mode == "v2" { "per-user-client-v2.mjs" } else { "per-user-client.mjs" };
+    command.arg(ts.join(script)).args([&format!("{origin}/mcp"), &token, &remote.control, sub, tool, &arguments.to_string()]).current_dir(&ts);
+    if !mode.is_empty() && mode != "v2" {
         command.arg(mode);
     }
     let out = command.output().unwrap();
@@ -863,6 +864,13 @@ fn a_client_that_cannot_be_asked_mid_call_gets_the_link_in_its_reply_on_both_rev
     assert_eq!(walk(&remote, request["params"]["url"].as_str().unwrap(), "gina").0, 200);
     let done = call(json!({ "name": "shout", "arguments": { "text": "b" }, "_meta": meta, "inputResponses": { "io.capspec/authorize": { "action": "accept" } } }));
     assert_eq!(done["result"]["structuredContent"]["result"], "B", "{done:#}");
+
+    // The TypeScript SDK v2 client, on 2026-07-28, follows the link from
+    // `input_required` and retries by itself.
+    let v2 = sdk_call(&remote, &origin, "ivy", "shout", &json!({ "text": "v2" }), "v2");
+    assert_eq!(v2["protocol"], "2026-07-28", "{v2:#}");
+    assert_eq!((&v2["elicitations"][0]["mode"], &v2["elicitations"][0]["walked"]["status"]), (&json!("url"), &json!(200)), "{v2:#}");
+    assert_eq!(v2["result"]["structuredContent"]["result"], "V2", "{v2:#}");
 
     // Without URL elicitation declared, the refusal's message carries the link.
     let (_, refused) = capspec_testkit::http::call_stateless(addr, &token_of(&remote.team, &format!("{origin}/mcp"), "hal"), "shout", json!({ "text": "c" }));
