@@ -291,32 +291,13 @@ async fn per_user_vault(
     if args.state_key_file.is_none() {
         eprintln!("capspec serve: without --state-key-file, per-user credentials are sealed with a key of this run's: after a restart each person authorizes again");
     }
-    let vault = std::sync::Arc::new(StoreVault(capspec_store::Vault::new(store, key.vault_key())));
+    let vault = std::sync::Arc::new(capspec_store::Vault::new(store, key.vault_key()));
     // Where each person authorizes: the gateway's own pages, on --resource's origin.
     let Some(resource) = &args.resource else { return Ok((Some(vault), None)) };
     let options = capspec::upstream::AuthorizeOptions { base: resource.clone(), client_id: args.oauth_client_id.clone(), key: key.clone() };
     let upstreams = modules.iter().filter_map(|m| m.server.oauth().map(|(url, oauth)| (m.server.name.clone(), url.to_string(), oauth.clone())));
     let authorizer = std::sync::Arc::new(capspec::upstream::Authorizer::new(options, vault, upstreams).map_err(|e| format!("--resource: {e}"))?);
     Ok((Some(authorizer.clone()), Some(authorizer)))
-}
-
-/// The serve store's vault as the runtime's upstream client loads and saves credentials.
-#[cfg(feature = "store")]
-struct StoreVault(capspec_store::Vault);
-
-#[cfg(feature = "store")]
-impl capspec::upstream::CredentialVault for StoreVault {
-    fn load<'a>(&'a self, upstream: &'a str, principal: &'a str) -> capspec::BoxFuture<'a, Result<Option<serde_json::Value>, String>> {
-        Box::pin(async move { self.0.load(upstream, principal).await.map_err(|e| e.0) })
-    }
-
-    fn save<'a>(&'a self, upstream: &'a str, principal: &'a str, credential: serde_json::Value) -> capspec::BoxFuture<'a, Result<(), String>> {
-        Box::pin(async move { self.0.save(upstream, principal, credential).await.map_err(|e| e.0) })
-    }
-
-    fn spend_ticket<'a>(&'a self, id: &'a str, expires_ms: i64) -> capspec::BoxFuture<'a, Result<bool, String>> {
-        Box::pin(async move { self.0.store().spend_ticket(id, expires_ms).await.map_err(|e| e.0) })
-    }
 }
 
 /// The audit log every served call is recorded in (DESIGN §15): the

@@ -194,3 +194,21 @@ impl Store {
         Ok(done.rows_affected() > 0)
     }
 }
+
+/// The vault as a `per-user` upstream's callers' credentials are loaded and
+/// saved by the runtime (`Upstreams::start_with_vault`), and the used
+/// tickets of the browser step.
+#[cfg(feature = "upstream")]
+impl capspec::upstream::CredentialVault for Vault {
+    fn load<'a>(&'a self, upstream: &'a str, principal: &'a str) -> capspec::BoxFuture<'a, Result<Option<Value>, String>> {
+        Box::pin(async move { Vault::load(self, upstream, principal).await.map_err(|e| e.0) })
+    }
+
+    fn save<'a>(&'a self, upstream: &'a str, principal: &'a str, credential: Value) -> capspec::BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move { Vault::save(self, upstream, principal, credential).await.map_err(|e| e.0) })
+    }
+
+    fn spend_ticket<'a>(&'a self, id: &'a str, expires_ms: i64) -> capspec::BoxFuture<'a, Result<bool, String>> {
+        Box::pin(async move { self.store.spend_ticket(id, expires_ms).await.map_err(|e| e.0) })
+    }
+}

@@ -169,19 +169,6 @@ async fn log_in(mcp: &str, client: &oauth::OAuth, control: &str) {
     .expect("logged in");
 }
 
-/// The serve store's vault as the runtime loads and saves credentials.
-struct StoreVault(capspec_store::Vault);
-
-impl capspec::upstream::CredentialVault for StoreVault {
-    fn load<'a>(&'a self, upstream: &'a str, principal: &'a str) -> capspec::BoxFuture<'a, Result<Option<serde_json::Value>, String>> {
-        Box::pin(async move { self.0.load(upstream, principal).await.map_err(|e| e.0) })
-    }
-
-    fn save<'a>(&'a self, upstream: &'a str, principal: &'a str, credential: serde_json::Value) -> capspec::BoxFuture<'a, Result<(), String>> {
-        Box::pin(async move { self.0.save(upstream, principal, credential).await.map_err(|e| e.0) })
-    }
-}
-
 async fn per_user(repo: &Path, rounds: usize) {
     let ts = repo.join("tests/ts");
     let mut fixture = std::process::Command::new("node")
@@ -215,7 +202,7 @@ async fn per_user(repo: &Path, rounds: usize) {
     let shout = spec("remote", "shout", r#"{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}"#);
     let server = |per_user| Server { name: "remote".into(), endpoint: Endpoint::Http { url: mcp.clone(), token: None, oauth: Some(client(per_user)) }, timeout: Duration::from_secs(30) };
     let operator = Upstreams::start(vec![module(server(false), false, shout, "shout")]).await;
-    let vault: Arc<dyn capspec::upstream::CredentialVault> = Arc::new(StoreVault(vault));
+    let vault: Arc<dyn capspec::upstream::CredentialVault> = Arc::new(vault);
     let own = Upstreams::start_with_vault(vec![module(server(true), false, shout, "shout")], Some(vault)).await;
     assert!(operator.unmounted().is_empty() && own.unmounted().is_empty(), "{:?} {:?}", operator.unmounted(), own.unmounted());
     let mount = |u: &Upstreams| Registry::with_forwards(&u.modules(), [], [], u.forwards()).expect("registry").mount_all();
