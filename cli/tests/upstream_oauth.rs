@@ -816,6 +816,14 @@ fn a_client_that_follows_links_is_asked_by_url_elicitation_and_its_call_goes_on_
     assert_eq!(done["result"]["structuredContent"]["result"], "IN CODE", "{done:#}");
     assert_eq!(done["completed"], json!([done["elicitations"][0]["elicitationId"]]), "{done:#}");
 
+    // On 2026-07-28 (the SDK v2 client) the action suspends on that call,
+    // the `input_required` carries the link, and the retry resumes the
+    // action by replay, making the call again with the new credential.
+    let resumed = sdk_call(&remote, &origin, "jo", "execute_code", &json!({ "code": code.replace("in code", "resumed") }), "v2");
+    assert_eq!(resumed["protocol"], "2026-07-28", "{resumed:#}");
+    assert_eq!((&resumed["elicitations"][0]["mode"], &resumed["elicitations"][0]["walked"]["status"]), (&json!("url"), &json!(200)), "{resumed:#}");
+    assert_eq!(resumed["result"]["structuredContent"]["result"], "RESUMED", "{resumed:#}");
+
     // The upstream revokes every grant it gave (erin's too): her token and
     // its refresh are refused, so her next call asks her again, and goes
     // on with the new grant.

@@ -86,6 +86,43 @@ pub trait AskUrl: Send + Sync {
     fn complete<'a>(&'a self, id: &'a str) -> BoxFuture<'a, ()>;
 }
 
+/// A link a call needed its caller to open, kept for the reply when the
+/// client cannot be asked in the middle of the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// The elicitation's id.
+    pub id: String,
+    /// Why, for the person.
+    pub message: String,
+    /// Where.
+    pub url: String,
+}
+
+/// The [`AskUrl`] of a request whose client is not asked during the call:
+/// it keeps the link (the reply carries it), and the call ends refused.
+/// A run holds it as `Arc<Links>` too, so that an action resumed by replay
+/// suspends on the call that needed it.
+#[derive(Debug, Default)]
+pub struct Links(std::sync::Mutex<Option<Link>>);
+
+impl Links {
+    /// The link kept, taken.
+    pub fn take(&self) -> Option<Link> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+impl AskUrl for Links {
+    fn ask<'a>(&'a self, id: &'a str, message: &'a str, url: &'a str) -> BoxFuture<'a, Result<(), String>> {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(Link { id: id.to_string(), message: message.to_string(), url: url.to_string() });
+        Box::pin(std::future::ready(Err("the client was given the link in its reply".to_string())))
+    }
+
+    fn complete<'a>(&'a self, _id: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
+}
+
 /// The approver of a host with nobody to ask: it denies, naming the host.
 #[derive(Debug, Clone)]
 pub struct HeadlessApprover {

@@ -574,6 +574,15 @@ impl Mounted {
             Ok(Err(e)) => Err(refuse(e.code, e.message)),
             Err(panic) => Err(refuse(ErrorCode::Failed, format!("the implementation panicked: {}", panic_text(&panic)))),
         };
+        // An action resumed by replay whose call needs its caller to open a
+        // link first (a `per-user` upstream): suspended on that call, which
+        // the retry makes again.
+        if let (Some((replay, at)), Err(e), Journaled::Record(digest)) = (replay, &result, &journal) {
+            if let Some(link) = run.get::<Arc<crate::gate::Links>>().filter(|_| e.code == ErrorCode::UpstreamUnauthorized).and_then(|links| links.take()) {
+                replay.suspend_for_link(at, qualified, digest, link);
+                return Reached { capability: qualified, entry: Some(entry), decision: Some(decision), result, journal: Journaled::Waiting, policy, decided: Decided::Waiting, audited };
+            }
+        }
         Reached { capability: qualified, entry: Some(entry), decision: Some(decision), result, journal, policy, decided, audited }
     }
 }

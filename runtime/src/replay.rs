@@ -134,6 +134,9 @@ struct Progress {
     suspended: Option<(u32, ApprovalRequest)>,
     /// Every position that asked this round (their promises never settle).
     waiting: BTreeSet<u32>,
+    /// The lowest position whose caller must first open a link (a
+    /// `per-user` upstream's authorization), with the call and the link.
+    linked: Option<(u32, String, String, crate::gate::Link)>,
     diverged: Option<CallError>,
 }
 
@@ -227,6 +230,23 @@ impl Replay {
         Ask::Suspend
     }
 
+    /// The call at `position` (of `capability`, its arguments' digest `args_digest`) needs its caller
+    /// to open `link` first: the action is suspended on it, and the retry
+    /// makes the call again.
+    pub(crate) fn suspend_for_link(&self, position: u32, capability: &str, args_digest: &str, link: crate::gate::Link) {
+        let mut p = self.progress();
+        p.waiting.insert(position);
+        if p.linked.as_ref().is_none_or(|(at, ..)| position < *at) {
+            p.linked = Some((position, capability.to_string(), args_digest.to_string(), link));
+        }
+    }
+
+    /// The link the round ended on, if a call needed one: its position, the
+    /// call's capability and the digest of its arguments, and the link.
+    pub fn linked(&self) -> Option<(u32, String, String, crate::gate::Link)> {
+        self.progress().linked.clone()
+    }
+
     /// Journal what the call at `position` did, and how long it took.
     pub(crate) fn record(&self, position: u32, entry: JournalEntry, took: Duration) {
         let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
@@ -244,7 +264,8 @@ impl Replay {
     #[cfg(feature = "quickjs")]
     /// Whether a call of this round asked: nothing new starts.
     pub(crate) fn is_suspended(&self) -> bool {
-        self.progress().suspended.is_some()
+        let p = self.progress();
+        p.suspended.is_some() || p.linked.is_some()
     }
 
     /// The divergence that ended the action, if it diverged.

@@ -140,36 +140,7 @@ impl crate::gate::AskUrl for ElicitUrl {
     }
 }
 
-/// A link a call needed its caller to open, kept for the reply when the
-/// client cannot be asked in the middle of the call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Link {
-    pub(super) id: String,
-    pub(super) message: String,
-    pub(super) url: String,
-}
-
-/// The [`crate::gate::AskUrl`] of a request whose client is not asked
-/// during the call: it keeps the link, and the call ends refused.
-#[derive(Default)]
-pub(super) struct Links(std::sync::Mutex<Option<Link>>);
-
-impl Links {
-    pub(super) fn take(&self) -> Option<Link> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
-    }
-}
-
-impl crate::gate::AskUrl for Links {
-    fn ask<'a>(&'a self, id: &'a str, message: &'a str, url: &'a str) -> BoxFuture<'a, Result<(), String>> {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(Link { id: id.to_string(), message: message.to_string(), url: url.to_string() });
-        Box::pin(std::future::ready(Err("the client was given the link in its reply".to_string())))
-    }
-
-    fn complete<'a>(&'a self, _id: &'a str) -> BoxFuture<'a, ()> {
-        Box::pin(std::future::ready(()))
-    }
-}
+pub(super) use crate::gate::{Link, Links};
 
 /// MCP's URLElicitationRequiredError (−32042, 2025-11-25): the call needs
 /// its caller to open `link` first; calling again afterwards succeeds.

@@ -128,12 +128,16 @@ pub const AUTHORIZE_INPUT: &str = "io.capspec/authorize";
 /// retry needs no state: once the person authorized, the call finds their
 /// credential.
 pub(super) fn open_link(link: &super::approve::Link) -> InputRequiredResult {
-    let elicitation: InputRequest = serde_json::from_value(json!({
+    InputRequiredResult::new(Some(InputRequests::from_iter([(AUTHORIZE_INPUT.to_string(), link_request(link))])), None)
+}
+
+/// The URL elicitation that asks the client to open `link`.
+pub(super) fn link_request(link: &super::approve::Link) -> InputRequest {
+    serde_json::from_value(json!({
         "method": "elicitation/create",
         "params": { "mode": "url", "message": link.message, "url": link.url },
     }))
-    .expect("a URL elicitation is a valid input request");
-    InputRequiredResult::new(Some(InputRequests::from_iter([(AUTHORIZE_INPUT.to_string(), elicitation)])), None)
+    .expect("a URL elicitation is a valid input request")
 }
 
 /// The `requestState` approving `request`, valid for `ttl`.

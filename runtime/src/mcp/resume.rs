@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::approve::{SCOPE, prompt, scope_form};
-use super::mrtr::{APPROVAL_INPUT, approval_response};
+use super::mrtr::{APPROVAL_INPUT, AUTHORIZE_INPUT, approval_response, link_request};
 use super::state_key::StateKey;
 use crate::gate::ApprovalRequest;
 use crate::guest::{Guest, GuestError, GuestOutcome, LimitKind};
@@ -154,12 +154,19 @@ fn begin(
     if state.sub != principal.id() {
         return Err(format!("the requestState was issued to `{}`, not to `{principal}`; run the action again to be asked", state.sub));
     }
-    let response = approval_response(responses)?;
-    let answer = match response.get("action").and_then(Value::as_str) {
-        Some("accept") => Answer::Accept { for_action: response.pointer(&format!("/content/{SCOPE}")).and_then(Value::as_str) == Some(ACTION) },
-        _ => Answer::Decline,
+    // A link opened (a `per-user` upstream's authorization) needs no answer:
+    // the call is made again, and finds the caller's credential.
+    let linked = responses.is_some_and(|r| r.contains_key(AUTHORIZE_INPUT) && !r.contains_key(APPROVAL_INPUT));
+    let answer = if linked {
+        None
+    } else {
+        let response = approval_response(responses)?;
+        Some(match response.get("action").and_then(Value::as_str) {
+            Some("accept") => Answer::Accept { for_action: response.pointer(&format!("/content/{SCOPE}")).and_then(Value::as_str) == Some(ACTION) },
+            _ => Answer::Decline,
+        })
     };
-    let replay = Replay::new(state.j.clone(), Some(answer), state.clock, state.seed, can_ask);
+    let replay = Replay::new(state.j.clone(), answer, state.clock, state.seed, can_ask);
     Ok(Round { replay: Arc::new(replay), state })
 }
 
@@ -173,20 +180,24 @@ enum Ending {
     Limit(GuestError),
 }
 
-/// End a round: ask when a call of it waits on an approval, within the bounds.
+/// End a round: ask when a call of it waits on an approval or on a link its
+/// caller must open, within the bounds.
 fn end(key: &StateKey, bounds: ReplayBounds, round: Round) -> Ending {
     let replay = &round.replay;
     if replay.diverged().is_some() {
         return Ending::Final;
     }
-    let Some((position, request)) = replay.suspended() else { return Ending::Final };
+    // The lowest call waiting: on an approval, or on its caller opening a link.
+    let approval = replay.suspended().map(|(at, request)| (at, request.capability.clone(), args_digest(&request.args), (APPROVAL_INPUT, elicitation(&request))));
+    let link = replay.linked().map(|(at, capability, digest, link)| (at, capability, digest, (AUTHORIZE_INPUT, link_request(&link))));
+    let Some((position, capability, args, (input, asked))) = [approval, link].into_iter().flatten().min_by_key(|waiting| waiting.0) else { return Ending::Final };
     let rounds = round.state.rounds + 1;
     if rounds > bounds.max_rounds {
         let message = format!("the action asked for approval more often than --max-rounds {} allows", bounds.max_rounds);
         return Ending::Limit(GuestError::Limit { limit: LimitKind::Rounds, message });
     }
     let mut journal = replay.journal();
-    journal.asked = Some(AskedCall { position, capability: request.capability.clone(), args: args_digest(&request.args) });
+    journal.asked = Some(AskedCall { position, capability, args });
     let state = ActionState { rounds, exp: (now() + key.ttl()).as_secs(), j: journal, ..round.state };
     let plain = serde_json::to_vec(&state).expect("the action state serializes");
     let sealed = key.seal_action(&plain, PURPOSE);
@@ -198,7 +209,7 @@ fn end(key: &StateKey, bounds: ReplayBounds, round: Round) -> Ending {
         );
         return Ending::Limit(GuestError::Limit { limit: LimitKind::StateBytes, message });
     }
-    Ending::Ask(InputRequiredResult::new(Some(InputRequests::from_iter([(APPROVAL_INPUT.to_string(), elicitation(&request))])), Some(sealed)))
+    Ending::Ask(InputRequiredResult::new(Some(InputRequests::from_iter([(input.to_string(), asked)])), Some(sealed)))
 }
 
 /// The form that asks the client to approve an action's call: once, or for

@@ -326,7 +326,11 @@ impl McpSession {
         let (state, responses, can_ask) = (request_state.map(str::to_string), responses.cloned(), can_ask(context));
         // Asks go to the replay, never to this approver.
         let nobody: Arc<dyn Approver> = Arc::new(crate::gate::HeadlessApprover::new("this MCP request"));
-        let run = self.run(context, Some(nobody), None);
+        // A call whose caller must open a link suspends the action on it
+        // (the replay keeps the link) where the request declared URL elicitation.
+        let links = Arc::new(approve::Links::default());
+        let run = self.run(context, Some(nobody), can_open_links(context).then_some(&links));
+        let run = run.with(links);
         let done = on_action_thread(move || {
             let request = resume::Request { code: &code, state: state.as_deref(), responses: responses.as_ref(), can_ask };
             resume::round(&guest, run, &key, bounds, request)
