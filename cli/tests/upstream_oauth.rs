@@ -553,8 +553,7 @@ fn error_of(reply: &Value) -> (String, String) {
 #[test]
 fn a_callers_own_credential_from_the_vault_is_used_refreshed_kept_across_restarts_and_revoked() {
     let Some(remote) = remote() else { return };
-    let user = User::new(&remote, "vault", "credentials = \"per-user\"\n");
-    user.log_in_and_pin(&remote);
+    let user = per_user(&remote, "vault");
     // Alice's own grant: a log-in of hers, moved into the vault (as the
     // browser step stores it); then the operator logs in on a grant of
     // their own (the earlier file gone, nothing of alice's is revoked).
@@ -640,6 +639,13 @@ fn browser_gateway(user: &User, remote: &Remote, extra: &[&str]) -> (KillOnDrop,
     (child, origin)
 }
 
+/// A project whose `[upstream.remote]` is `per-user`, the operator logged in and its tools pinned.
+fn per_user(remote: &Remote, name: &str) -> User {
+    let user = User::new(remote, name, "credentials = \"per-user\"\n");
+    user.log_in_and_pin(remote);
+    user
+}
+
 /// A call of `shout` by `sub` through the gateway at `origin`.
 fn shout_as(remote: &Remote, origin: &str, sub: &str, text: &str) -> Value {
     let addr = origin.trim_start_matches("http://");
@@ -668,8 +674,7 @@ fn subs(remote: &Remote) -> Vec<String> {
 #[test]
 fn each_person_authorizes_once_through_the_link_their_call_gave_and_then_acts_as_themselves() {
     let Some(remote) = remote() else { return };
-    let user = User::new(&remote, "browser", "credentials = \"per-user\"\n");
-    user.log_in_and_pin(&remote);
+    let user = per_user(&remote, "browser");
     let (gateway, origin) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway"]);
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
 
@@ -776,8 +781,7 @@ fn sdk_call(remote: &Remote, origin: &str, sub: &str, tool: &str, arguments: &Va
 #[test]
 fn a_client_that_follows_links_is_asked_by_url_elicitation_and_its_call_goes_on_once_authorized() {
     let Some(remote) = remote() else { return };
-    let user = User::new(&remote, "elicit", "credentials = \"per-user\"\n");
-    user.log_in_and_pin(&remote);
+    let user = per_user(&remote, "elicit");
     let (_gateway, origin) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway"]);
 
     // Declined: the call ends `upstream_unauthorized`, saying so, with the link.
@@ -837,8 +841,7 @@ fn a_client_that_follows_links_is_asked_by_url_elicitation_and_its_call_goes_on_
 #[test]
 fn a_client_that_cannot_be_asked_mid_call_gets_the_link_in_its_reply_on_both_revisions() {
     let Some(remote) = remote() else { return };
-    let user = User::new(&remote, "no-url", "credentials = \"per-user\"\n");
-    user.log_in_and_pin(&remote);
+    let user = per_user(&remote, "no-url");
     let (_gateway, origin) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway"]);
 
     // 2025-11-25, no URL elicitation declared: URLElicitationRequiredError
@@ -891,8 +894,7 @@ fn a_client_that_cannot_be_asked_mid_call_gets_the_link_in_its_reply_on_both_rev
 fn two_instances_sharing_postgres_share_the_vault_and_the_used_tickets() {
     let Some(remote) = remote() else { return };
     let Some(pg) = capspec_testkit::postgres::Postgres::start() else { return };
-    let user = User::new(&remote, "shared", "credentials = \"per-user\"\n");
-    user.log_in_and_pin(&remote);
+    let user = per_user(&remote, "shared");
     let store = pg.url("per_user");
     let (_east, east) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway", "--store", &store, "--instance", "east"]);
     let (_west, west) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway", "--store", &store, "--instance", "west"]);
