@@ -139,7 +139,7 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
             .with_replay_bounds(replay_bounds(args))
             .with_unmounted(upstreams.unmounted().to_vec());
         let host = match authorizer {
-            Some(authorizer) => host.with_upstream_authorizer(authorizer),
+            Some(authorizer) => host.with_browser_pages(authorizer),
             None => host,
         };
         #[cfg(feature = "store")]

@@ -36,6 +36,29 @@ impl OAuthOptions {
     pub const DEFAULT_GROUPS_CLAIM: &'static str = "groups";
 }
 
+/// Pages a person's browser visits on the HTTP surface beside MCP, behind
+/// `--oauth-issuer`: a `per-user` upstream's browser step (DESIGN §12,
+/// `capspec::upstream::Authorizer`). Served at [`BrowserPages::paths`],
+/// before the Origin check: what admits a browser is what it carries.
+pub trait BrowserPages: Send + Sync {
+    /// The paths it answers.
+    fn paths(&self) -> &'static [&'static str];
+    /// Answer a GET of `path_and_query`; `issuer` is the team's issuer as
+    /// this server trusts it (its keys check a sign-in's ID token).
+    fn page<'a>(&'a self, path_and_query: &'a str, issuer: &'a ResourceServer) -> crate::gate::BoxFuture<'a, Page>;
+}
+
+/// A page of the browser step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// The HTTP status.
+    pub status: u16,
+    /// Where to go next (a 302), if anywhere.
+    pub location: Option<String>,
+    /// Plain text for the person.
+    pub text: String,
+}
+
 /// Where the RFC 9728 metadata is served (and at this path with the MCP
 /// endpoint's path appended).
 pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";

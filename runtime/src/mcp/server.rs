@@ -67,8 +67,8 @@ pub struct McpHost {
     audit: Option<Arc<dyn crate::audit::AuditSink>>,
     /// The browser step of `per-user` upstreams (DESIGN §12), served over
     /// HTTP beside MCP, if the host has such upstreams.
-    #[cfg(all(feature = "oauth", feature = "upstream"))]
-    pub(super) authorizer: Option<Arc<crate::upstream::Authorizer>>,
+    #[cfg(feature = "oauth")]
+    pub(super) pages: Option<Arc<dyn super::oauth::BrowserPages>>,
 }
 
 struct Shared {
@@ -109,8 +109,8 @@ impl McpHost {
             bounds: ReplayBounds::default(),
             capabilities,
             audit: None,
-            #[cfg(all(feature = "oauth", feature = "upstream"))]
-            authorizer: None,
+            #[cfg(feature = "oauth")]
+            pages: None,
         }
     }
 
@@ -120,12 +120,12 @@ impl McpHost {
         McpHost { audit: Some(sink), ..self }
     }
 
-    /// Serve `authorizer`'s pages (`/oauth/upstream/start` and
-    /// `/oauth/upstream/callback`) beside MCP, on an HTTP surface behind
-    /// `--oauth-issuer`: where a `per-user` upstream's callers authorize it.
-    #[cfg(all(feature = "oauth", feature = "upstream"))]
-    pub fn with_upstream_authorizer(self, authorizer: Arc<crate::upstream::Authorizer>) -> McpHost {
-        McpHost { authorizer: Some(authorizer), ..self }
+    /// Serve `pages` beside MCP, on an HTTP surface behind
+    /// `--oauth-issuer`: a `per-user` upstream's `Authorizer`, where its
+    /// callers authorize it (`/oauth/upstream/start` and `/callback`).
+    #[cfg(feature = "oauth")]
+    pub fn with_browser_pages(self, pages: Arc<dyn super::oauth::BrowserPages>) -> McpHost {
+        McpHost { pages: Some(pages), ..self }
     }
 
     /// The category of the capability the tool `name` calls; `None` for

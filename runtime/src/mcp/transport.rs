@@ -306,11 +306,10 @@ pub fn router<S: Clone + Send + Sync + 'static>(endpoint: McpEndpoint) -> axum::
     } else {
         router
     };
-    #[cfg(all(feature = "oauth", feature = "upstream"))]
-    let router = if endpoint.admission.host.authorizer.is_some() {
-        router.route_service(crate::upstream::authorize::START_PATH, endpoint.clone()).route_service(crate::upstream::authorize::CALLBACK_PATH, endpoint)
-    } else {
-        router
+    #[cfg(feature = "oauth")]
+    let router = match endpoint.admission.host.pages.as_ref().map(|p| p.paths()) {
+        Some(paths) => paths.iter().fold(router, |router, path| router.route_service(path, endpoint.clone())),
+        None => router,
     };
     router
 }
@@ -354,13 +353,12 @@ where
         // A `per-user` upstream's browser step (DESIGN §12): a person's
         // browser, sent here from another site; the ticket and the sealed
         // states are what admit it, not the Origin.
-        #[cfg(feature = "upstream")]
-        if let Some(authorizer) = admission.host.authorizer.as_ref().filter(|_| crate::upstream::Authorizer::serves(path)) {
+        if let Some(pages) = admission.host.pages.as_ref().filter(|p| p.paths().contains(&path)) {
             if request.method() != http::Method::GET {
                 return plain(StatusCode::METHOD_NOT_ALLOWED, "the browser step takes GET");
             }
             let target = request.uri().path_and_query().map_or(path, |p| p.as_str()).to_string();
-            let page = authorizer.page(&target, server).await;
+            let page = pages.page(&target, server).await;
             let mut response = plain(StatusCode::from_u16(page.status).unwrap_or(StatusCode::BAD_GATEWAY), &page.text);
             if let Some(location) = page.location.and_then(|l| http::HeaderValue::from_str(&l).ok()) {
                 response.headers_mut().insert(http::header::LOCATION, location);

@@ -39,7 +39,7 @@ use sha2::Digest;
 use super::oauth::{CredentialVault, OAuth};
 use crate::gate::BoxFuture;
 use crate::mcp::StateKey;
-use crate::mcp::oauth::ResourceServer;
+use crate::mcp::oauth::{BrowserPages, Page, ResourceServer};
 
 /// Where the browser step begins.
 pub const START_PATH: &str = "/oauth/upstream/start";
@@ -65,7 +65,7 @@ pub struct AuthorizeOptions {
 /// vault it keeps their credentials in. It is the [`CredentialVault`] the
 /// upstreams are started with (the vault's, and the start URL of a call
 /// refused for want of a credential), and the pages
-/// [`crate::mcp::McpHost::with_upstream_authorizer`] serves.
+/// [`crate::mcp::McpHost::with_browser_pages`] serves.
 pub struct Authorizer {
     options: AuthorizeOptions,
     vault: Arc<dyn CredentialVault>,
@@ -102,25 +102,14 @@ struct SignIn {
     nonce: String,
 }
 
-/// A page of the browser step.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Page {
-    /// The HTTP status.
-    pub status: u16,
-    /// Where to go next (a 302), if anywhere.
-    pub location: Option<String>,
-    /// Plain text for the person.
-    pub text: String,
+/// A redirect to `to`.
+fn redirect(to: String) -> Page {
+    Page { status: 302, location: Some(to), text: String::new() }
 }
 
-impl Page {
-    fn redirect(to: String) -> Page {
-        Page { status: 302, location: Some(to), text: String::new() }
-    }
-
-    fn says(status: u16, text: impl Into<String>) -> Page {
-        Page { status, location: None, text: text.into() }
-    }
+/// A page that says `text`, with `status`.
+fn says(status: u16, text: impl Into<String>) -> Page {
+    Page { status, location: None, text: text.into() }
 }
 
 impl Authorizer {
@@ -139,11 +128,6 @@ impl Authorizer {
         Ok(Authorizer { options, vault, upstreams, client: tokio::sync::OnceCell::new(), pending: Mutex::new(HashMap::new()), done: tokio::sync::watch::Sender::new(HashMap::new()), http })
     }
 
-    /// Whether `path` is one of the browser step's.
-    pub fn serves(path: &str) -> bool {
-        path == START_PATH || path == CALLBACK_PATH
-    }
-
     /// The URL where `principal` authorizes `upstream`, for the
     /// elicitation `elicitation`: a new ticket each time.
     pub fn start_url(&self, principal: &str, upstream: &str, elicitation: &str) -> String {
@@ -159,15 +143,15 @@ impl Authorizer {
 
     /// Answer a browser's GET of `path_and_query`; `team` checks the
     /// sign-in's ID token (the team's issuer, as the HTTP surface trusts it).
-    pub async fn page(&self, path_and_query: &str, team: &ResourceServer) -> Page {
+    async fn answer(&self, path_and_query: &str, team: &ResourceServer) -> Page {
         let Ok(url) = reqwest::Url::parse(&format!("{}{path_and_query}", self.options.base)) else {
-            return Page::says(400, "this address is not one capspec can read");
+            return says(400, "this address is not one capspec can read");
         };
         let query: BTreeMap<String, String> = url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
         match url.path() {
             START_PATH => self.start(query.get("ticket").map(String::as_str).unwrap_or_default(), team).await,
             CALLBACK_PATH => self.callback(&url, &query, team).await,
-            _ => Page::says(404, "not found"),
+            _ => says(404, "not found"),
         }
     }
 
@@ -175,19 +159,19 @@ impl Authorizer {
     async fn start(&self, sealed: &str, team: &ResourceServer) -> Page {
         let ticket = match self.options.key.open_ticket(sealed, now()) {
             Ok(ticket) => ticket,
-            Err(refused) => return Page::says(400, format!("capspec cannot use this link: {refused}.")),
+            Err(refused) => return says(400, format!("capspec cannot use this link: {refused}.")),
         };
         if !self.upstreams.contains_key(&ticket.upstream) {
-            return Page::says(400, format!("capspec cannot use this link: this gateway calls no upstream `{}` with each person's own credential.", ticket.upstream));
+            return says(400, format!("capspec cannot use this link: this gateway calls no upstream `{}` with each person's own credential.", ticket.upstream));
         }
         match self.vault.spend_ticket(&ticket.id, i64::try_from(ticket.expires.saturating_mul(1000)).unwrap_or(i64::MAX)).await {
             Ok(true) => {}
-            Ok(false) => return Page::says(400, "capspec cannot use this link: it was used already. Call the tool again for a new one."),
-            Err(e) => return Page::says(503, format!("capspec cannot check this link now: {e}")),
+            Ok(false) => return says(400, "capspec cannot use this link: it was used already. Call the tool again for a new one."),
+            Err(e) => return says(503, format!("capspec cannot check this link now: {e}")),
         }
         let client = match self.client.get_or_try_init(|| self.sign_in_client(team)).await {
             Ok(client) => client,
-            Err(e) => return Page::says(502, format!("capspec cannot send you to sign in at `{}`: {e}", team.issuer())),
+            Err(e) => return says(502, format!("capspec cannot send you to sign in at `{}`: {e}", team.issuer())),
         };
         let verifier = random();
         let nonce = random();
@@ -195,7 +179,7 @@ impl Authorizer {
         let principal = ticket.principal.clone();
         let state = self.options.key.seal_sign_in(&serde_json::to_vec(&SignIn { ticket, verifier, nonce: nonce.clone() }).expect("JSON serializes"));
         let Ok(mut to) = reqwest::Url::parse(&client.authorization_endpoint) else {
-            return Page::says(502, format!("the issuer's authorization endpoint `{}` is not a URL", client.authorization_endpoint));
+            return says(502, format!("the issuer's authorization endpoint `{}` is not a URL", client.authorization_endpoint));
         };
         to.query_pairs_mut()
             .append_pair("response_type", "code")
@@ -207,7 +191,7 @@ impl Authorizer {
             .append_pair("code_challenge", &challenge)
             .append_pair("code_challenge_method", "S256")
             .append_pair("login_hint", &principal);
-        Page::redirect(to.into())
+        redirect(to.into())
     }
 
     /// The sign-in client: `--oauth-client-id`, else one registered at the
@@ -244,7 +228,7 @@ impl Authorizer {
     async fn callback(&self, url: &reqwest::Url, query: &BTreeMap<String, String>, team: &ResourceServer) -> Page {
         let state = query.get("state").map(String::as_str).unwrap_or_default();
         if let Some(plaintext) = self.options.key.open_sign_in(state) {
-            let Ok(sign_in) = serde_json::from_slice::<SignIn>(&plaintext) else { return Page::says(400, "capspec cannot read this sign-in's state") };
+            let Ok(sign_in) = serde_json::from_slice::<SignIn>(&plaintext) else { return says(400, "capspec cannot read this sign-in's state") };
             return self.signed_in(sign_in, query, team).await;
         }
         let pending = {
@@ -253,10 +237,10 @@ impl Authorizer {
             pending.remove(state)
         };
         let Some(pending) = pending else {
-            return Page::says(400, "capspec knows no authorization under way for this answer: it took longer than ten minutes, was finished already, or began at another instance. Call the tool again for a new link.");
+            return says(400, "capspec knows no authorization under way for this answer: it took longer than ten minutes, was finished already, or began at another instance. Call the tool again for a new link.");
         };
         if let Some(error) = query.get("error") {
-            return Page::says(400, format!("`{}`'s authorization server refused: {}", pending.upstream, refusal(error, query.get("error_description"))));
+            return says(400, format!("`{}`'s authorization server refused: {}", pending.upstream, refusal(error, query.get("error_description"))));
         }
         match pending.session.handle_callback_url(url.as_str()).await {
             Ok(_) => {
@@ -265,12 +249,12 @@ impl Authorizer {
                     done.retain(|_, at| at.elapsed() < PENDING_TTL);
                     done.insert(pending.elicitation.clone(), Instant::now());
                 });
-                Page::says(
+                says(
                 200,
                     format!("capspec now calls `{}` as `{}`: you can close this tab.", pending.upstream, pending.principal),
                 )
             }
-            Err(e) => Page::says(502, format!("`{}`'s authorization did not complete: {}", pending.upstream, super::child::without_type_paths(&e.to_string()))),
+            Err(e) => says(502, format!("`{}`'s authorization did not complete: {}", pending.upstream, super::child::without_type_paths(&e.to_string()))),
         }
     }
 
@@ -278,16 +262,16 @@ impl Authorizer {
     async fn signed_in(&self, sign_in: SignIn, query: &BTreeMap<String, String>, team: &ResourceServer) -> Page {
         let SignIn { ticket, verifier, nonce } = sign_in;
         if now() > ticket.expires {
-            return Page::says(400, format!("capspec cannot use this link: {}.", crate::mcp::TicketRefused::Expired));
+            return says(400, format!("capspec cannot use this link: {}.", crate::mcp::TicketRefused::Expired));
         }
         if let Some(error) = query.get("error") {
-            return Page::says(400, format!("the sign-in at `{}` was refused: {}", team.issuer(), refusal(error, query.get("error_description"))));
+            return says(400, format!("the sign-in at `{}` was refused: {}", team.issuer(), refusal(error, query.get("error_description"))));
         }
         let client = match self.client.get_or_try_init(|| self.sign_in_client(team)).await {
             Ok(client) => client,
-            Err(e) => return Page::says(502, format!("capspec cannot finish the sign-in at `{}`: {e}", team.issuer())),
+            Err(e) => return says(502, format!("capspec cannot finish the sign-in at `{}`: {e}", team.issuer())),
         };
-        let Some(code) = query.get("code") else { return Page::says(400, "the sign-in's answer carries no code") };
+        let Some(code) = query.get("code") else { return says(400, "the sign-in's answer carries no code") };
         let form = [
             ("grant_type", "authorization_code"),
             ("code", code.as_str()),
@@ -302,21 +286,21 @@ impl Authorizer {
                 let status = response.status();
                 let answer: Value = response.json().await.unwrap_or_default();
                 if !status.is_success() {
-                    return Page::says(502, format!("`{}` refused to finish the sign-in ({status}): {}", team.issuer(), describe(&answer)));
+                    return says(502, format!("`{}` refused to finish the sign-in ({status}): {}", team.issuer(), describe(&answer)));
                 }
                 answer
             }
-            Err(e) => return Page::says(502, format!("`{}` could not be reached to finish the sign-in: {e}", team.issuer())),
+            Err(e) => return says(502, format!("`{}` could not be reached to finish the sign-in: {e}", team.issuer())),
         };
         let Some(id_token) = answer.get("id_token").and_then(Value::as_str) else {
-            return Page::says(502, format!("`{}` answered the sign-in without an ID token", team.issuer()));
+            return says(502, format!("`{}` answered the sign-in without an ID token", team.issuer()));
         };
         let sub = match team.verify_id_token(id_token, &client.id, &nonce).await {
             Ok(sub) => sub,
-            Err(e) => return Page::says(502, format!("the ID token from `{}` is not valid here: {e}", team.issuer())),
+            Err(e) => return says(502, format!("the ID token from `{}` is not valid here: {e}", team.issuer())),
         };
         if sub != ticket.principal {
-            return Page::says(
+            return says(
                 403,
                 format!(
                     "this link was made for `{}`, and you signed in as `{sub}`: nothing was stored. Each person authorizes `{}` through the link their own call gave them.",
@@ -324,17 +308,27 @@ impl Authorizer {
                 ),
             );
         }
-        let Some((url, oauth)) = self.upstreams.get(&ticket.upstream) else { return Page::says(400, format!("this gateway calls no upstream `{}` as each person", ticket.upstream)) };
+        let Some((url, oauth)) = self.upstreams.get(&ticket.upstream) else { return says(400, format!("this gateway calls no upstream `{}` as each person", ticket.upstream)) };
         let session = match super::oauth::principal_session(url, oauth, &ticket.upstream, &ticket.principal, self.vault.clone(), &self.redirect_uri()).await {
             Ok(session) => session,
-            Err(e) => return Page::says(502, format!("capspec cannot begin `{}`'s authorization: {}", ticket.upstream, super::child::without_type_paths(&e))),
+            Err(e) => return says(502, format!("capspec cannot begin `{}`'s authorization: {}", ticket.upstream, super::child::without_type_paths(&e))),
         };
         let to = session.get_authorization_url().to_string();
         let Some(state) = reqwest::Url::parse(&to).ok().and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned())) else {
-            return Page::says(502, format!("`{}`'s authorization URL carries no `state`", ticket.upstream));
+            return says(502, format!("`{}`'s authorization URL carries no `state`", ticket.upstream));
         };
         self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(state, Pending { session, principal: ticket.principal, upstream: ticket.upstream, elicitation: ticket.elicitation, began: Instant::now() });
-        Page::redirect(to)
+        redirect(to)
+    }
+}
+
+impl BrowserPages for Authorizer {
+    fn paths(&self) -> &'static [&'static str] {
+        &[START_PATH, CALLBACK_PATH]
+    }
+
+    fn page<'a>(&'a self, path_and_query: &'a str, issuer: &'a ResourceServer) -> BoxFuture<'a, Page> {
+        Box::pin(self.answer(path_and_query, issuer))
     }
 }
 
