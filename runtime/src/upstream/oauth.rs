@@ -408,6 +408,7 @@ pub(crate) async fn authorization_session(url: &str, oauth: &OAuth, store: impl 
 
 /// A `per-user` server's browser step for `principal` (DESIGN §12): the
 /// credential goes to their entry in `vault`.
+#[cfg(feature = "oauth")]
 pub(crate) async fn principal_session(url: &str, oauth: &OAuth, upstream: &str, principal: &str, vault: Arc<dyn CredentialVault>, redirect: &str) -> Result<AuthorizationSession, String> {
     let store = VaultStore { vault, upstream: upstream.to_string(), principal: principal.to_string() };
     authorization_session(url, oauth, store, redirect).await.map(|(session, _)| session)
