@@ -3,6 +3,13 @@
 //! previous one, and commits records in groups. One writer task per
 //! instance assigns sequence numbers, so the chain is the commit order;
 //! a record's caller waits until the group holding it is committed.
+//!
+//! On SQLite the writer's connection never checkpoints the WAL itself: a
+//! checkpoint copies the WAL into the database and syncs it, which would
+//! stall every call waiting on that commit (tens of milliseconds). A task
+//! beside the writer checkpoints instead, after commits, without blocking
+//! it; only a WAL that outgrows [`WAL_BOUND`] is checkpointed in a way that
+//! makes the writer wait.
 
 use std::sync::Arc;
 
@@ -21,6 +28,14 @@ pub(crate) const GENESIS: &str = "0000000000000000000000000000000000000000000000
 
 /// Most records one commit takes.
 const GROUP: usize = 256;
+
+/// The least time between two checkpoints of a SQLite store's WAL.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// WAL pages a passive checkpoint may leave behind before the next one
+/// restarts the WAL, waiting for the writer (32 MiB of 4 KiB pages): under
+/// a load that never pauses, passive checkpoints alone would let it grow.
+pub(crate) const WAL_BOUND: i64 = 8192;
 
 /// How the log records.
 #[derive(Clone)]
@@ -49,8 +64,16 @@ impl AuditLog {
     pub async fn start(store: Store, options: AuditOptions) -> Result<Arc<AuditLog>, StoreError> {
         let (seq, hash) = head(&store, &options.instance).await?;
         let (sender, receiver) = mpsc::channel(4 * GROUP);
-        let writer = Writer { store, connection: None, options, seq, hash };
-        tokio::spawn(writer.run(receiver));
+        let committed = match store.driver() {
+            Driver::Sqlite => {
+                let (poke, poked) = mpsc::channel(1);
+                tokio::spawn(checkpoints(store.clone(), poked));
+                Some(poke)
+            }
+            Driver::Postgres => None,
+        };
+        let writer = Writer { store, connection: None, instance: options.instance.clone(), committed };
+        tokio::spawn(writer.run(Chain { options, seq, hash }, receiver));
         Ok(Arc::new(AuditLog { sender }))
     }
 
@@ -132,67 +155,46 @@ struct Record {
     hash: String,
 }
 
-struct Writer {
-    store: Store,
-    /// The connection commits go through, kept between groups: on SQLite
-    /// its page cache stays warm (a connection that did not write the last
-    /// commit rereads the pages it holds).
-    connection: Option<sqlx::pool::PoolConnection<sqlx::Any>>,
+/// The chain as the writer extends it: how a record becomes its row, and
+/// the head the next row links to (the last row committed).
+struct Chain {
     options: AuditOptions,
     seq: i64,
     hash: String,
 }
 
-impl Writer {
-    async fn run(mut self, mut receiver: mpsc::Receiver<Pending>) {
-        while let Some(first) = receiver.recv().await {
-            let mut group = vec![first];
-            while group.len() < GROUP {
-                match receiver.try_recv() {
-                    Ok(next) => group.push(next),
-                    Err(_) => break,
-                }
-            }
-            let rows = self.rows(group.iter().map(|(record, _)| record));
-            let outcome = self.commit(&rows).await;
-            if outcome.is_ok() {
-                let last = rows.last().expect("a group holds a record");
-                (self.seq, self.hash) = (last.seq, last.hash.clone());
-            } else if let Ok(stored) = head(&self.store, &self.options.instance).await {
-                // A commit whose answer was lost may have landed: the chain
-                // goes on from what the store holds.
-                (self.seq, self.hash) = stored;
-            }
-            for (_, done) in group {
-                let _ = done.send(outcome.clone());
-            }
+impl Chain {
+    /// Rows for the records of `group` that have none yet, each linked to
+    /// the row before it in `rows`, the first to the committed head.
+    fn extend(&self, rows: &mut Vec<Record>, group: &[Pending]) {
+        for (record, _) in &group[rows.len()..] {
+            let row = self.row(record, rows.last());
+            rows.push(row);
         }
     }
 
-    /// The group's rows, chained on from the committed head.
-    fn rows<'r>(&self, records: impl Iterator<Item = &'r AuditRecord>) -> Vec<Record> {
-        let (mut seq, mut prev) = (self.seq, self.hash.clone());
-        records
-            .map(|record| {
-                seq += 1;
-                let args_hmac = record.args.as_ref().map(|a| keyed_hash(&self.options.key, a));
-                let body = self.body(record, seq, args_hmac.as_deref());
-                let hash = link(&prev, &body);
-                Record {
-                    seq,
-                    time_ms: record.time_ms as i64,
-                    kind: json!(record.kind).as_str().unwrap_or_default().to_string(),
-                    principal: record.principal.clone(),
-                    capability: record.capability.clone(),
-                    decision: record.decision.map(|d| d.as_str().to_string()),
-                    status: record.status.clone(),
-                    args_hmac,
-                    body,
-                    prev: std::mem::replace(&mut prev, hash.clone()),
-                    hash,
-                }
-            })
-            .collect()
+    /// `record`'s row after `before` (else after the committed head).
+    fn row(&self, record: &AuditRecord, before: Option<&Record>) -> Record {
+        let (seq, prev) = match before {
+            Some(row) => (row.seq + 1, row.hash.clone()),
+            None => (self.seq + 1, self.hash.clone()),
+        };
+        let args_hmac = record.args.as_ref().map(|a| keyed_hash(&self.options.key, a));
+        let body = self.body(record, seq, args_hmac.as_deref());
+        let hash = link(&prev, &body);
+        Record {
+            seq,
+            time_ms: record.time_ms as i64,
+            kind: json!(record.kind).as_str().unwrap_or_default().to_string(),
+            principal: record.principal.clone(),
+            capability: record.capability.clone(),
+            decision: record.decision.map(|d| d.as_str().to_string()),
+            status: record.status.clone(),
+            args_hmac,
+            body,
+            prev,
+            hash,
+        }
     }
 
     /// The record as stored: arguments and result replaced by their keyed
@@ -216,6 +218,77 @@ impl Writer {
             map.insert("seq".into(), json!(seq));
         }
         canonical(&value)
+    }
+}
+
+struct Writer {
+    store: Store,
+    /// The connection commits go through, kept between groups: on SQLite
+    /// its page cache stays warm (a connection that did not write the last
+    /// commit rereads the pages it holds).
+    connection: Option<sqlx::pool::PoolConnection<sqlx::Any>>,
+    instance: String,
+    /// Told after each commit (SQLite): the checkpointer's cue.
+    committed: Option<mpsc::Sender<()>>,
+}
+
+impl Writer {
+    /// Commit groups in order, pipelined: while one group commits, the
+    /// records that arrive meanwhile are gathered and chained on from its
+    /// last row, so the next commit starts as soon as this one ends. A
+    /// commit that fails leaves the chain at what the store holds, and the
+    /// rows chained on it are made again.
+    async fn run(mut self, mut chain: Chain, mut receiver: mpsc::Receiver<Pending>) {
+        let (mut group, mut rows) = (Vec::new(), Vec::new());
+        loop {
+            if group.is_empty() {
+                match receiver.recv().await {
+                    Some(first) => group.push(first),
+                    None => return,
+                }
+            }
+            while group.len() < GROUP {
+                match receiver.try_recv() {
+                    Ok(next) => group.push(next),
+                    Err(_) => break,
+                }
+            }
+            chain.extend(&mut rows, &group);
+            let (mut next, mut next_rows) = (Vec::new(), Vec::<Record>::new());
+            let outcome = {
+                let commit = self.commit(&rows);
+                tokio::pin!(commit);
+                loop {
+                    tokio::select! {
+                        biased;
+                        outcome = &mut commit => break outcome,
+                        Some(pending) = receiver.recv(), if next.len() < GROUP => {
+                            let row = chain.row(&pending.0, next_rows.last().or(rows.last()));
+                            next_rows.push(row);
+                            next.push(pending);
+                        }
+                    }
+                }
+            };
+            if outcome.is_ok() {
+                let last = rows.last().expect("a group holds a record");
+                (chain.seq, chain.hash) = (last.seq, last.hash.clone());
+            } else {
+                next_rows.clear();
+                if let Ok(stored) = head(&self.store, &self.instance).await {
+                    // A commit whose answer was lost may have landed: the
+                    // chain goes on from what the store holds.
+                    (chain.seq, chain.hash) = stored;
+                }
+            }
+            for (_, done) in group {
+                let _ = done.send(outcome.clone());
+            }
+            if let Some(committed) = &self.committed {
+                let _ = committed.try_send(());
+            }
+            (group, rows) = (next, next_rows);
+        }
     }
 
     /// The group in one statement (one round trip to the database, and
@@ -247,9 +320,16 @@ impl Writer {
     async fn execute(&mut self, sql: &'static str, cells: &str) -> Result<(), sqlx::Error> {
         let connection = match &mut self.connection {
             Some(connection) => connection,
-            none => none.insert(self.store.pool().acquire().await?),
+            none => {
+                let mut connection = self.store.pool().acquire().await?;
+                if self.committed.is_some() {
+                    // The checkpointer does it (see the module's comment).
+                    sqlx::query("PRAGMA wal_autocheckpoint = 0").execute(&mut *connection).await?;
+                }
+                none.insert(connection)
+            }
         };
-        let done = sqlx::query(sql).bind(&self.options.instance).bind(cells).execute(&mut **connection).await;
+        let done = sqlx::query(sql).bind(&self.instance).bind(cells).execute(&mut **connection).await;
         if done.is_err() {
             self.connection = None;
         }
@@ -257,9 +337,34 @@ impl Writer {
     }
 }
 
+/// Checkpoint a SQLite store's WAL beside the writer, at most every
+/// [`CHECKPOINT_EVERY`] while it commits, until it stops. A passive
+/// checkpoint copies what it can without waiting for the writer; when it
+/// leaves more than [`WAL_BOUND`] pages behind (a load with no pause for it
+/// to catch up), a restarting one waits for the writer's commit in progress
+/// and starts the WAL over.
+async fn checkpoints(store: Store, mut committed: mpsc::Receiver<()>) {
+    while committed.recv().await.is_some() {
+        tokio::time::sleep(CHECKPOINT_EVERY).await;
+        while committed.try_recv().is_ok() {}
+        let passive = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").fetch_one(store.pool()).await;
+        let behind = passive.and_then(|row| Ok(row.try_get::<i64, _>(1)? - row.try_get::<i64, _>(2)?));
+        match behind {
+            Ok(pages) if pages > WAL_BOUND => {
+                if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(RESTART)").execute(store.pool()).await {
+                    tracing::warn!("could not checkpoint the store `{}`: {e}", store.url());
+                }
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("could not checkpoint the store `{}`: {e}", store.url()),
+        }
+    }
+}
+
 /// A group's rows from the JSON array bound as `$2`, each row an array
 /// of its cells in the order of the column list.
-const INSERT_SQLITE: &str = "INSERT INTO audit_records (instance, seq, kind, time_ms, principal, capability, decision, status, args_hmac, body, prev_hash, hash) \
-    SELECT $1, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10 FROM json_each($2)";
+const INSERT_SQLITE: &str = "WITH r AS MATERIALIZED (SELECT jsonb(value) AS v FROM json_each($2)) \
+    INSERT INTO audit_records (instance, seq, kind, time_ms, principal, capability, decision, status, args_hmac, body, prev_hash, hash) \
+    SELECT $1, v ->> 0, v ->> 1, v ->> 2, v ->> 3, v ->> 4, v ->> 5, v ->> 6, v ->> 7, v ->> 8, v ->> 9, v ->> 10 FROM r";
 const INSERT_POSTGRES: &str = "INSERT INTO audit_records (instance, seq, kind, time_ms, principal, capability, decision, status, args_hmac, body, prev_hash, hash) \
     SELECT $1, (r ->> 0)::bigint, r ->> 1, (r ->> 2)::bigint, r ->> 3, r ->> 4, r ->> 5, r ->> 6, r ->> 7, r ->> 8, r ->> 9, r ->> 10 FROM json_array_elements($2::text::json) AS r";

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use capspec::audit::Audit;
+use capspec::audit::{Audit, AuditRecord, AuditSink, Decided, RecordKind};
 use capspec::{ErrorCode, Gate, Mode, Principal, Registry, Run};
 use capspec_book::{Notes, generated};
 use capspec_store::{AuditLog, AuditOptions, Query, Store, keyed_hash};
@@ -137,6 +137,91 @@ async fn a_commit_that_landed_unanswered_does_not_stop_the_log(url: &str) {
     assert_eq!(seqs, [1, 2, 2, 4, 5]);
 }
 
+/// A decision record of `who`'s call number `i`, as a served surface makes it.
+fn decision(who: &str, i: usize) -> AuditRecord {
+    AuditRecord {
+        kind: RecordKind::Decision,
+        time_ms: 1_796_256_000_000 + i as u64,
+        call: i as u64,
+        principal: who.into(),
+        groups: vec!["team".into()],
+        surface: "tools".into(),
+        request: Some(format!("{i}")),
+        trace_id: None,
+        capability: "notes.read_note".into(),
+        category: Some("read".into()),
+        mode: "default".into(),
+        decision: Some(Decided::Allowed),
+        policies: Vec::new(),
+        answered_by: None,
+        upstream: None,
+        args: Some(json!({"title": format!("note {i}")})),
+        status: None,
+        duration_ms: None,
+        result: None,
+    }
+}
+
+/// `(seq, prev_hash, hash)` of `instance`'s rows, in order.
+async fn links(url: &str, instance: &str) -> Vec<(i64, String, String)> {
+    use sqlx::Row;
+    sqlx::any::install_default_drivers();
+    let url = match url.strip_prefix("sqlite:") {
+        Some(path) => format!("sqlite://{path}"),
+        None => url.to_string(),
+    };
+    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    let rows = sqlx::query("SELECT seq, prev_hash, hash FROM audit_records WHERE instance = $1 ORDER BY seq").bind(instance).fetch_all(&pool).await.unwrap();
+    pool.close().await;
+    rows.iter().map(|r| (r.get(0), r.get(1), r.get(2))).collect()
+}
+
+/// Many callers at once, as a busy server has them: the writer commits a
+/// group while it chains the next, and every record lands once, in one
+/// unbroken chain. A group refused by the store (its sequence number taken
+/// behind the writer's back) fails only its own callers: the records
+/// already chained on it are chained again on what the store holds, so no
+/// committed row links to a row that is not there.
+async fn many_callers_at_once(url: &str) {
+    const CALLERS: usize = 32;
+    const EACH: usize = 40;
+    let store = Store::open(url).await.unwrap();
+    let log = AuditLog::start(store.clone(), options("host-c")).await.unwrap();
+    let load = |who: &'static str| {
+        let mut callers = tokio::task::JoinSet::new();
+        for c in 0..CALLERS {
+            let log = log.clone();
+            callers.spawn(async move {
+                let mut refused = 0;
+                for i in 0..EACH {
+                    refused += usize::from(log.decision(decision(who, c * EACH + i)).await.is_err());
+                }
+                refused
+            });
+        }
+        callers.join_all()
+    };
+    assert_eq!(load("erin").await.iter().sum::<usize>(), 0);
+    let chain = links(url, "host-c").await;
+    assert_eq!(chain.iter().map(|l| l.0).collect::<Vec<_>>(), (1..=(CALLERS * EACH) as i64).collect::<Vec<_>>());
+    assert!(store.verify().await.unwrap().is_none());
+
+    // A sequence number ahead of the writer, taken behind its back.
+    let taken = (CALLERS * EACH + CALLERS * EACH / 2) as i64;
+    sql(url, &format!("INSERT INTO audit_records (instance, seq, kind, time_ms, principal, capability, body, prev_hash, hash) VALUES ('host-c', {taken}, 'decision', 0, 'intruder', 'x', '{{}}', 'p', 'h')")).await;
+    let refused: usize = load("fay").await.iter().sum();
+    assert!(refused > 0, "the group holding the taken number was refused");
+    let chain = links(url, "host-c").await;
+    let fay = store.query(&Query { principal: Some("fay".into()), ..Query::default() }).await.unwrap();
+    assert_eq!(fay.len() + refused, CALLERS * EACH, "each record either landed or was refused to its caller");
+    for pair in chain.windows(2) {
+        if pair[1].0 != taken {
+            assert_eq!(pair[1].1, pair[0].2, "row {} links to the row before it", pair[1].0);
+        }
+    }
+    assert!(chain.iter().any(|l| l.0 > taken), "the log went on after the taken number");
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
@@ -150,6 +235,42 @@ fn the_sqlite_store_records_every_call_and_verifies_its_chain() {
     runtime().block_on(purge_keeps_the_chain(&format!("sqlite:{}/store.db", dir.path().display())));
     let dir = TempDir::new("audit-sqlite-landed");
     runtime().block_on(a_commit_that_landed_unanswered_does_not_stop_the_log(&format!("sqlite:{}/store.db", dir.path().display())));
+    let dir = TempDir::new("audit-sqlite-many");
+    runtime().block_on(many_callers_at_once(&format!("sqlite:{}/store.db", dir.path().display())));
+}
+
+/// The writer's connection leaves the WAL to a checkpointer beside it
+/// (a checkpoint in its commit would stall every waiting call): the WAL
+/// still reaches the database file while the log runs.
+#[test]
+fn the_sqlite_log_checkpoints_its_wal_while_it_runs() {
+    let dir = TempDir::new("audit-sqlite-checkpoint");
+    let path = dir.path().join("store.db");
+    runtime().block_on(async {
+        let store = Store::open(&format!("sqlite:{}", path.display())).await.unwrap();
+        let log = AuditLog::start(store.clone(), options("host-w")).await.unwrap();
+        let empty = std::fs::metadata(&path).unwrap().len();
+        let mut callers = tokio::task::JoinSet::new();
+        for c in 0..16 {
+            let log = log.clone();
+            callers.spawn(async move {
+                for i in 0..100 {
+                    log.decision(decision("gus", c * 100 + i)).await.unwrap();
+                }
+            });
+        }
+        callers.join_all().await;
+        let mut size = 0;
+        for _ in 0..40 {
+            size = std::fs::metadata(&path).unwrap().len();
+            if size > empty + 256 * 1024 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(size > empty + 256 * 1024, "1,600 records committed, and the database file grew from {empty} to only {size} bytes: nothing checkpointed the WAL");
+        assert!(store.verify().await.unwrap().is_none());
+    });
 }
 
 #[test]
@@ -157,6 +278,7 @@ fn a_postgres_store_records_every_call_and_a_call_waits_for_the_store() {
     let Some(pg) = Postgres::start() else { return };
     runtime().block_on(exercise(&pg.url("audit")));
     runtime().block_on(purge_keeps_the_chain(&pg.url("purge")));
+    runtime().block_on(many_callers_at_once(&pg.url("many")));
     // The store stopped: a call does not run, and says why; back, it does.
     let url = pg.url("away");
     runtime().block_on(async {

@@ -29,7 +29,11 @@
 //! call in the audit log (DESIGN §15): to SQLite, and to a Postgres server of
 //! its own where Debian's postgresql is installed.
 //!
-//! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS]`
+//! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS] [audit]`
+//!
+//! With `audit`, only the rows the audit log's ratios need run (plain rmcp,
+//! capspec behind the shared token, and the audited servers), and token
+//! validation is left out.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -73,6 +77,7 @@ impl Revision {
 
 fn main() {
     let rounds = std::env::args().skip(1).find_map(|a| a.parse::<usize>().ok()).unwrap_or(12);
+    let audit_only = std::env::args().skip(1).any(|a| a == "audit");
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     let shared: Arc<[String]> = Arc::from([TOKEN.to_string()]);
     // The resource server first: it installs jsonwebtoken's provider (ring),
@@ -102,7 +107,8 @@ fn main() {
     // [server][revision]: per-batch calls/s, and every call's latency (µs).
     let mut rates = vec![vec![Vec::new(); 2]; servers.len()];
     let mut latencies = vec![vec![Vec::new(); 2]; servers.len()];
-    let runs: Vec<(usize, usize)> = (0..servers.len()).flat_map(|s| (0..2).map(move |r| (s, r))).collect();
+    let measured = |s: usize| !audit_only || matches!(s, 0 | 2 | 4 | 5);
+    let runs: Vec<(usize, usize)> = (0..servers.len()).filter(|&s| measured(s)).flat_map(|s| (0..2).map(move |r| (s, r))).collect();
     for round in 0..WARM_UP + rounds {
         for k in 0..runs.len() {
             let (s, r) = runs[(round + k) % runs.len()];
@@ -121,12 +127,14 @@ fn main() {
             row[r].sort_by(f64::total_cmp);
         }
         let (base_rate, base_p99) = (at(&rates[0][r], 0.5), at(&latencies[0][r], 0.99));
-        for (s, (label, ..)) in servers.iter().enumerate() {
+        for (s, (label, ..)) in servers.iter().enumerate().filter(|&(s, _)| measured(s)) {
             let (rate, p50, p99) = (at(&rates[s][r], 0.5), at(&latencies[s][r], 0.5), at(&latencies[s][r], 0.99));
             println!("{label:<42} {:<11} {rate:>9.0} {p50:>9.0} {p99:>9.0} {:>7.3}× {:>7.3}×", revision.name(), rate / base_rate, p99 / base_p99);
         }
-        let (shared, oauth) = (at(&rates[2][r], 0.5), at(&rates[3][r], 0.5));
-        println!("  OAuth against the shared token, {}: {:.3}× the calls/s", revision.name(), oauth / shared);
+        let shared = at(&rates[2][r], 0.5);
+        if !audit_only {
+            println!("  OAuth against the shared token, {}: {:.3}× the calls/s", revision.name(), at(&rates[3][r], 0.5) / shared);
+        }
         let shared_p99 = at(&latencies[2][r], 0.99);
         for (s, store) in [(4, "SQLite"), (5, "Postgres")] {
             if s < servers.len() {
@@ -134,6 +142,11 @@ fn main() {
                 println!("  audit to {store} against none, {}: {:.3}× the calls/s, {:.3}× the p99", revision.name(), rate / shared, p99 / shared_p99);
             }
         }
+    }
+    // The SQLite store is the bench's alone: it goes with the run.
+    let _ = std::fs::remove_dir_all(&sqlite);
+    if audit_only {
+        return;
     }
     // Token validation alone, against one client's round trip unloaded.
     let round_trip = rt.block_on(solo(servers[2].1, &servers[2].2));
