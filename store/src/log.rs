@@ -324,6 +324,11 @@ impl Writer {
                 let mut connection = self.store.pool().acquire().await?;
                 if self.committed.is_some() {
                     // The checkpointer does it (see the module's comment).
+                    // The setting stays with the connection, so it never
+                    // goes back to the pool, where a connection that
+                    // writes (the vault's) would leave the WAL to grow: a
+                    // failed commit or the log's end closes it.
+                    connection.close_on_drop();
                     sqlx::query("PRAGMA wal_autocheckpoint = 0").execute(&mut *connection).await?;
                 }
                 none.insert(connection)
@@ -368,3 +373,63 @@ const INSERT_SQLITE: &str = "WITH r AS MATERIALIZED (SELECT jsonb(value) AS v FR
     SELECT $1, v ->> 0, v ->> 1, v ->> 2, v ->> 3, v ->> 4, v ->> 5, v ->> 6, v ->> 7, v ->> 8, v ->> 9, v ->> 10 FROM r";
 const INSERT_POSTGRES: &str = "INSERT INTO audit_records (instance, seq, kind, time_ms, principal, capability, decision, status, args_hmac, body, prev_hash, hash) \
     SELECT $1, (r ->> 0)::bigint, r ->> 1, (r ->> 2)::bigint, r ->> 3, r ->> 4, r ->> 5, r ->> 6, r ->> 7, r ->> 8, r ->> 9, r ->> 10 FROM json_array_elements($2::text::json) AS r";
+
+#[cfg(test)]
+mod tests {
+    use capspec::audit::{AuditRecord, AuditSink, RecordKind};
+    use capspec_testkit::TempDir;
+    use sqlx::Row;
+
+    use super::{AuditLog, AuditOptions};
+    use crate::Store;
+
+    fn record() -> AuditRecord {
+        AuditRecord {
+            kind: RecordKind::Decision,
+            time_ms: 0,
+            call: 1,
+            principal: "ann".into(),
+            groups: Vec::new(),
+            surface: "tools".into(),
+            request: None,
+            trace_id: None,
+            capability: "notes.list_notes".into(),
+            category: Some("read".into()),
+            mode: "default".into(),
+            decision: None,
+            policies: Vec::new(),
+            answered_by: None,
+            upstream: None,
+            args: None,
+            status: None,
+            duration_ms: None,
+            result: None,
+        }
+    }
+
+    /// The writer's connection checkpoints nothing itself; once the log
+    /// ends, every connection the pool hands out checkpoints as SQLite's
+    /// default has it (every 1,000 pages), so later writes keep the WAL
+    /// bounded.
+    #[test]
+    fn no_connection_goes_back_to_the_pool_without_its_checkpoints() {
+        let dir = TempDir::new("audit-sqlite-release");
+        let url = format!("sqlite:{}", dir.path().join("store.db").display());
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap().block_on(async {
+            let store = Store::open(&url).await.unwrap();
+            let log = AuditLog::start(store.clone(), AuditOptions { instance: "host-r".into(), key: [1; 32], keep_arguments: false }).await.unwrap();
+            log.decision(record()).await.unwrap();
+            drop(log);
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            // As many connections as the pool holds, at once: the writer's,
+            // had it gone back, is among them.
+            let mut held = Vec::new();
+            for _ in 0..4 {
+                let mut connection = store.pool().acquire().await.unwrap();
+                let pages: i64 = sqlx::query("PRAGMA wal_autocheckpoint").fetch_one(&mut *connection).await.unwrap().get(0);
+                assert_eq!(pages, 1000, "a connection of the pool checkpoints never");
+                held.push(connection);
+            }
+        });
+    }
+}
