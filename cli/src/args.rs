@@ -229,17 +229,25 @@ pub(crate) enum Command {
     /// with (`capspec_cli::run_subcommand();`); the commands are then `cargo xtask capspec
     /// check` and so on, and the workflow init writes runs them that way.
     ///
-    /// The capspec dependencies come from the checkout this binary was installed from (relative
-    /// paths when the project lies in the same tree), else from --capspec-path or --capspec-git.
+    /// The capspec dependencies come from the checkout this binary was installed from: when it
+    /// is a git clone with a remote on another machine, that remote's URL and the commit checked
+    /// out (said, with a warning when the clone has uncommitted changes); else path dependencies
+    /// (relative when the project lies in the same tree); else --capspec-path or --capspec-git.
     /// init says "done" only once `cargo metadata` resolves the result; otherwise it names the
-    /// flag that fixes it, and running it again with another source rewrites capspec's own
-    /// dependency entries, and only those, reporting each change.
+    /// flag that fixes it, and running it again with another source rewrites the source keys of
+    /// capspec's own dependency entries (their features, default-features and optional stay),
+    /// and nothing else, reporting each change.
+    ///
+    /// A project with a capspec.toml or modules of its own in specs/ (an adopted project, a
+    /// server pinned as an upstream) gets no example, and a re-run never writes it back: init
+    /// says which example files it skipped.
     Init {
         /// The Cargo package that will host the capabilities. Defaults to the current directory.
         #[arg(long, value_name = "DIR")]
         root: Option<PathBuf>,
         /// Depend on this capspec checkout (path dependencies). Without a source flag, init
-        /// depends on the checkout the running binary was installed from, else on crates.io.
+        /// depends on the checkout the running binary was installed from (its git remote and
+        /// commit when it has a remote on another machine), else on crates.io.
         #[arg(long, value_name = "DIR", conflicts_with = "capspec_git")]
         capspec_path: Option<PathBuf>,
         /// Depend on capspec's git repository (git dependencies, which a CI runner can fetch).
@@ -252,7 +260,8 @@ pub(crate) enum Command {
     /// Report every finding: specs, drift, coverage, breaking changes.
     ///
     /// Validate specs and config, compare every generated file with what the specs produce,
-    /// and report every finding (never writes).
+    /// and report every finding (never writes). Run `cargo test` first: a capability counts
+    /// as tested only when the last `cargo test` ran it (its record in .capspec/coverage/).
     #[command(after_help = check_help())]
     Check {
         #[command(flatten)]
@@ -298,12 +307,12 @@ pub(crate) enum Command {
         #[command(flatten)]
         build: BuildArg,
     },
-    /// Show each capability's impl and the tests that exercise it.
+    /// Show each capability's impl and the tests that ran it.
     ///
     /// Print the coverage table: one row per capability with its category, the fn that
-    /// implements it (file:line), the tests that exercise it (file::test_fn), and the reason of
-    /// its `coverage/untested` [[allow]] entry where no test does. Computed from the same scan
-    /// as check (the [coverage] sources and tests), so it needs no sync; never writes.
+    /// implements it (file:line), the tests that ran it (as the last `cargo test` recorded
+    /// them in .capspec/coverage/; none when that record is missing or stale), and the reason
+    /// of its `coverage/untested` [[allow]] entry where no test did. Never writes.
     #[command(after_help = config_help())]
     Coverage(CoverageArgs),
     /// Write impl stubs for the capabilities that have none.
@@ -509,7 +518,7 @@ impl BuildArg {
     pub(crate) fn export(&self, root: &Path) -> (Option<CodeFirstInput>, Vec<ExportFailure>) {
         let plan = if self.no_build { None } else { capspec_codegen::code_first::ExportPlan::of(root) };
         let Some(plan) = plan else { return (None, Vec::new()) };
-        eprintln!("exporting code-first specs: cargo test --lib -p {}", plan.packages().join(" -p "));
+        eprintln!("exporting code-first specs of {}: cargo test --workspace --no-run, then their export tests", plan.packages().join(", "));
         let (input, failures) = plan.run();
         (Some(input), failures)
     }

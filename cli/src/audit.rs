@@ -57,7 +57,7 @@ pub(crate) fn parse_time(text: &str) -> Result<i64, String> {
 /// Run an `audit` command; the exit code.
 #[cfg(not(feature = "store"))]
 pub(crate) fn run(_command: AuditCommand) -> u8 {
-    eprintln!("error: this build of capspec-cli has no serve store, which `audit` reads: `cargo install --path cli` has it; in an xtask, depend on capspec-cli with `features = [\"store\"]`");
+    eprintln!("error: this build of capspec-cli has no serve store, which `audit` reads: `cargo install --locked --path cli` has it; in an xtask, depend on capspec-cli with `features = [\"store\"]`");
     2
 }
 

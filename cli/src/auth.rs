@@ -9,7 +9,7 @@ use crate::args::AuthCommand;
 #[cfg(not(feature = "live"))]
 pub(crate) fn run(_command: AuthCommand) -> u8 {
     eprintln!("error: this build of capspec-cli has no OAuth client, which `auth` needs: \
-         `cargo install capspec-cli` has it; in an xtask, depend on capspec-cli with `features = [\"live\"]`");
+         `cargo install --locked capspec-cli` has it; in an xtask, depend on capspec-cli with `features = [\"live\"]`");
     2
 }
 
@@ -155,7 +155,7 @@ mod live {
     mod vault {
         use std::path::Path;
 
-        const NO_STORE: &str = "this build of capspec-cli has no serve store, where per-user credentials are kept: `cargo install capspec-cli` has it";
+        const NO_STORE: &str = "this build of capspec-cli has no serve store, where per-user credentials are kept: `cargo install --locked capspec-cli` has it";
 
         pub(super) async fn holders(_: &Path, _: Option<&str>, _: &str) -> Result<Vec<(String, Vec<String>, Option<i64>)>, String> {
             Err(NO_STORE.into())

@@ -56,8 +56,8 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                     if !report.findings.is_empty() {
                         print!("{}", report::render(&report, Format::Human));
                     }
-                    for (tool, name) in &imported.renamed {
-                        println!("renamed  `{tool}` → `{name}` (the tool name stays an alias)");
+                    for line in imported.rename_lines() {
+                        println!("{line}");
                     }
                     println!("imported {} tools into {}", imported.capabilities.len(), target.display());
                     report.exit_code() as u8
@@ -223,9 +223,9 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                     }
                     let xtask = outcome.xtask.command();
                     if outcome.xtask == crate::init::Xtask::NeedsLine {
-                        println!("init: done; next add that line to the xtask's main, then `{xtask} check` and `cargo test`");
+                        println!("init: done; next add that line to the xtask's main, then `cargo test` and `{xtask} check`");
                     } else {
-                        println!("init: done; next `{xtask} check` and `cargo test`");
+                        println!("init: done; next `cargo test` and `{xtask} check`");
                     }
                     0
                 }
@@ -282,7 +282,7 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                 Vec::new()
             };
             let (code_first, export_failures) = build.export(&root);
-            let options = capspec_codegen::CheckOptions { base, code_first, export_failures, upstream };
+            let options = capspec_codegen::CheckOptions { base, code_first, export_failures, upstream, without_test_record: false };
             match capspec_codegen::check_with(&root, &options) {
                 Ok(mut report) => {
                     // GitHub annotations and code scanning resolve paths from the

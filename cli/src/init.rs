@@ -52,6 +52,9 @@ impl Xtask {
 
 /// The line an existing xtask's `main` starts with to run the capspec
 /// commands as its `capspec` task.
+/// The variable that turns on the runtime's coverage record (DESIGN §5).
+const COVERAGE_VAR: &str = "CAPSPEC_COVERAGE_DIR";
+
 pub(crate) const SUBCOMMAND_LINE: &str = "capspec_cli::run_subcommand();";
 
 /// Write the xtask crate, or keep the project's own: then add `capspec-cli`
@@ -135,6 +138,46 @@ fn own_checkout() -> Option<PathBuf> {
 
 fn is_checkout(dir: &Path) -> bool {
     ["runtime", "codegen", "cli"].iter().all(|c| dir.join(c).join("Cargo.toml").is_file())
+}
+
+/// A capspec checkout that is a git clone of a repository others can fetch.
+#[derive(Debug, PartialEq)]
+struct Published {
+    /// The remote's URL (`origin`, else the first remote).
+    url: String,
+    /// The commit checked out.
+    rev: String,
+    /// The work tree differs from that commit.
+    dirty: bool,
+}
+
+/// `dir` as a published clone: `None` when it is not a git work tree, has no
+/// remote, or its remote is a path on this machine (which a teammate's
+/// machine and CI cannot fetch either).
+fn published(dir: &Path) -> Option<Published> {
+    let git = |args: &[&str]| -> Option<String> {
+        let output = std::process::Command::new("git").arg("-C").arg(dir).args(args).stdin(std::process::Stdio::null()).stderr(std::process::Stdio::null()).output().ok()?;
+        output.status.success().then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+    };
+    let remotes = git(&["remote"])?;
+    let remote = remotes.lines().find(|r| *r == "origin").or_else(|| remotes.lines().next())?;
+    let url = git(&["remote", "get-url", remote])?;
+    if !is_network_url(&url) {
+        return None;
+    }
+    let rev = git(&["rev-parse", "HEAD"])?;
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_none_or(|s| !s.is_empty());
+    Some(Published { url, rev, dirty })
+}
+
+/// A git URL that names another machine: `https://`, `ssh://`, `git://`, or
+/// scp-like `user@host:path`; not `file://` nor a path.
+fn is_network_url(url: &str) -> bool {
+    if let Some((scheme, _)) = url.split_once("://") {
+        return matches!(scheme, "https" | "http" | "ssh" | "git" | "git+ssh" | "ssh+git");
+    }
+    // scp-like: a host before the first `:`, and no `/` before it.
+    url.split_once(':').is_some_and(|(host, _)| !host.is_empty() && !host.contains('/') && host.len() > 1)
 }
 
 /// The repository `dir` lies in: the nearest ancestor holding `.git`.
@@ -256,12 +299,33 @@ pub(crate) fn init(root: &Path, source: SourceArg) -> Result<Outcome, String> {
         }
         SourceArg::Git { url, rev } => Source { kind: SourceKind::Git { url, rev }, explicit: true },
         SourceArg::Default => match own_checkout() {
-            Some(dir) => path_source(dir, false, &mut out),
+            // A clone of a published repository: its URL and commit, which a
+            // teammate's machine and CI resolve as well as this one.
+            Some(dir) => match published(&dir) {
+                Some(clone) => {
+                    out.notes.push(format!(
+                        "capspec's dependencies are git = {}, rev = {}: the clone this cargo-capspec was built from (`{}`); a teammate and CI fetch that commit, so it must be pushed (--capspec-path DIR uses the clone's files instead)",
+                        clone.url,
+                        clone.rev,
+                        dir.display()
+                    ));
+                    if clone.dirty {
+                        out.warnings.push(format!("`{}` has changes that are not in commit {}: the git dependencies build the commit, not those changes", dir.display(), clone.rev));
+                    }
+                    Source { kind: SourceKind::Git { url: clone.url, rev: Some(clone.rev) }, explicit: false }
+                }
+                None => path_source(dir, false, &mut out),
+            },
             None => Source { kind: SourceKind::Registry(concat!("=", env!("CARGO_PKG_VERSION"))), explicit: false },
         },
     };
     let workspace = root.ancestors().find(|dir| std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|t| has_table(&t, "workspace"))).map(Path::to_path_buf);
 
+    // A project that has adopted capspec (its capspec.toml) or has modules
+    // of its own gets no example: a re-run never writes it back.
+    let adopted = root.join("capspec.toml").exists();
+    let own_modules = has_spec_file(&root.join("specs"));
+    let with_example = !adopted && !own_modules;
     // Files of the package.
     let files: [(&str, String); 6] = [
         ("capspec.toml", CONFIG.to_string()),
@@ -269,14 +333,26 @@ pub(crate) fn init(root: &Path, source: SourceArg) -> Result<Outcome, String> {
         ("src/capabilities/mod.rs", "//! The implementations of the capabilities declared in `specs/`.\n\npub mod example;\n".to_string()),
         ("src/capabilities/example.rs", EXAMPLE_IMPL.to_string()),
         ("tests/capspec_fresh.rs", FRESHNESS_TEST.to_string()),
-        ("src/lib.rs", LIB.to_string()),
+        ("src/lib.rs", if with_example { LIB.to_string() } else { LIB_WITHOUT_EXAMPLE.to_string() }),
     ];
+    let example = ["specs/example.yaml", "src/capabilities/mod.rs", "src/capabilities/example.rs"];
     for (path, contents) in &files {
+        if !with_example && example.contains(path) {
+            if !root.join(path).exists() {
+                let why = if adopted { "capspec.toml exists" } else { "specs/ has modules of its own" };
+                out.notes.push(format!("skipped the example's {path}: {why}"));
+            }
+            continue;
+        }
         write_new(root, "", path, contents, &mut out)?;
     }
     gitignore(root, &mut out)?;
     if out.kept.iter().any(|k| k.starts_with("src/lib.rs")) {
-        out.notes.push("src/lib.rs exists and was kept: add `pub mod capabilities;` and `pub mod generated;` to it so the example compiles".into());
+        out.notes.push(if with_example {
+            "src/lib.rs exists and was kept: add `pub mod capabilities;` and `pub mod generated;` to it so the example compiles".into()
+        } else {
+            "src/lib.rs exists and was kept: add `pub mod generated;` to it (where `sync` writes the bindings) unless it has it".into()
+        });
     }
 
     // The package's dependencies.
@@ -339,7 +415,20 @@ pub(crate) fn init(root: &Path, source: SourceArg) -> Result<Outcome, String> {
         let mut new_text = config_text.clone();
         add_entry(&mut new_text, "alias", "xtask", "xtask = \"run --quiet --package xtask --\"");
         write_if_changed(&config, &new_text)?;
-        if config_text.is_empty() { out.written.push(config_rel) } else { out.edited.push(format!("{config_rel}: the `xtask` alias")) }
+        if config_text.is_empty() { out.written.push(config_rel.clone()) } else { out.edited.push(format!("{config_rel}: the `xtask` alias")) }
+    }
+    // Where `cargo test` records which capabilities each test ran (the
+    // runtime writes it; `check` reads `<root>/.capspec/coverage`).
+    let config_text = std::fs::read_to_string(&config).unwrap_or_default();
+    if config_text.lines().any(|l| l.trim_start().starts_with(COVERAGE_VAR)) {
+        out.kept.push(format!("{config_rel} (it already sets {COVERAGE_VAR})"));
+    } else {
+        let record = root.strip_prefix(&ws_root).unwrap_or(Path::new("")).join(".capspec/coverage");
+        let record = record.to_string_lossy().replace('\\', "/");
+        let mut new_text = config_text.clone();
+        add_entry(&mut new_text, "env", COVERAGE_VAR, &format!("{COVERAGE_VAR} = {{ value = {}, relative = true, force = true }}", toml_string(&record)));
+        write_if_changed(&config, &new_text)?;
+        out.edited.push(format!("{config_rel}: [env] {COVERAGE_VAR}, where `cargo test` records which capabilities each test ran"));
     }
     write_new(&ws_root, &up, ".github/workflows/capspec.yml", &WORKFLOW.replace("{xtask}", out.xtask.command()), &mut out)?;
 
@@ -413,25 +502,103 @@ impl Entry {
     }
 }
 
-/// Set `key`'s entry in `[table]` to `line`: add it when absent; when it
-/// differs, rewrite it if `rewrite`, else keep it. Only that one line changes.
+/// The keys of a dependency entry that say where it comes from: a new
+/// source replaces these and keeps every other key (`features`,
+/// `default-features`, `optional`, `package`, …).
+const SOURCE_KEYS: [&str; 7] = ["version", "path", "git", "rev", "branch", "tag", "registry"];
+
+/// Set `key`'s entry in `[table]` to `line` (`key = value`): add it when
+/// absent; when its source differs, rewrite the source keys if `rewrite`
+/// (keeping the entry's other keys), else keep it. Nothing else in the
+/// manifest changes.
 fn set_entry(text: &mut String, table: &str, key: &str, line: &str, rewrite: bool) -> Entry {
-    let lines: Vec<&str> = text.lines().collect();
-    let Some(at) = entry_line(&lines, table, key) else {
+    let value = line.split_once('=').map_or(line, |(_, v)| v).trim();
+    let new: toml_edit::Value = value.parse().expect("init writes valid TOML values");
+    // A manifest toml_edit cannot read, cargo cannot either: add the entry
+    // line by line and let `cargo metadata` say what is wrong.
+    let Ok(mut doc) = text.parse::<toml_edit::DocumentMut>() else {
         add_entry(text, table, key, line);
         return Entry::Added;
     };
-    let old = lines[at].to_string();
-    if old.trim() == line {
+    let Some(item) = doc.get_mut(table).and_then(|t| t.get_mut(key)).filter(|i| !i.is_none()) else {
+        add_entry(text, table, key, line);
+        return Entry::Added;
+    };
+    let old = shown(key, item);
+    let merged = with_source(item, &new);
+    if entries(item) == entries(&merged) {
         return Entry::Same;
     }
     if !rewrite {
         return Entry::Kept(old);
     }
-    let mut new: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-    new[at] = line.to_string();
-    *text = new.join("\n") + "\n";
+    *item = merged;
+    *text = doc.to_string();
     Entry::Replaced(old)
+}
+
+/// `item` with its source keys replaced by `new`'s. An entry that is only
+/// a version string becomes `new` as it is.
+fn with_source(item: &toml_edit::Item, new: &toml_edit::Value) -> toml_edit::Item {
+    let location = |v: &toml_edit::Value| -> Vec<(String, toml_edit::Value)> {
+        match v {
+            toml_edit::Value::InlineTable(t) => t.iter().filter(|(k, _)| SOURCE_KEYS.contains(k)).map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            other => vec![("version".to_string(), other.clone())],
+        }
+    };
+    match item {
+        toml_edit::Item::Value(toml_edit::Value::InlineTable(old)) => {
+            let mut table = toml_edit::InlineTable::new();
+            for (k, v) in location(new) {
+                table.insert(&k, v.decorated(" ", " "));
+            }
+            for (k, v) in old.iter().filter(|(k, _)| !SOURCE_KEYS.contains(k)) {
+                table.insert(k, v.clone().decorated(" ", " "));
+            }
+            table.fmt();
+            toml_edit::Item::Value(toml_edit::Value::InlineTable(table).decorated(" ", ""))
+        }
+        toml_edit::Item::Table(old) => {
+            let mut table = old.clone();
+            table.retain(|k, _| !SOURCE_KEYS.contains(&k));
+            let kept: Vec<(String, toml_edit::Item)> = table.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+            table.clear();
+            for (k, v) in location(new) {
+                table.insert(&k, toml_edit::value(v.decorated(" ", "")));
+            }
+            for (k, v) in kept {
+                table.insert(&k, v);
+            }
+            toml_edit::Item::Table(table)
+        }
+        _ => toml_edit::Item::Value(new.clone().decorated(" ", "")),
+    }
+}
+
+/// An entry's keys and values as text, ignoring layout: what decides
+/// whether a rewrite changes anything.
+fn entries(item: &toml_edit::Item) -> Vec<(String, String)> {
+    let flat = |v: &toml_edit::Value| v.clone().decorated("", "").to_string();
+    let mut out: Vec<(String, String)> = match item {
+        toml_edit::Item::Value(toml_edit::Value::InlineTable(t)) => t.iter().map(|(k, v)| (k.to_string(), flat(v))).collect(),
+        toml_edit::Item::Table(t) => t.iter().filter_map(|(k, v)| v.as_value().map(|v| (k.to_string(), flat(v)))).collect(),
+        toml_edit::Item::Value(v) => vec![("version".to_string(), flat(v))],
+        _ => Vec::new(),
+    };
+    out.sort();
+    out
+}
+
+/// An entry as one line, `key = value`, as a report shows it.
+fn shown(key: &str, item: &toml_edit::Item) -> String {
+    match item {
+        toml_edit::Item::Table(t) => {
+            let inline = t.clone().into_inline_table();
+            format!("{key} = {}", toml_edit::Value::InlineTable(inline).decorated("", ""))
+        }
+        toml_edit::Item::Value(v) => format!("{key} = {}", v.clone().decorated("", "")),
+        other => format!("{key} = {}", other.to_string().trim()),
+    }
 }
 
 /// Add `/.capspec/` (where `serve` keeps its store by default) to the
@@ -465,6 +632,18 @@ fn write_new(base: &Path, shown: &str, path: &str, contents: &str, out: &mut Out
     std::fs::write(&full, contents).map_err(|e| format!("cannot write `{}`: {e}", full.display()))?;
     out.written.push(format!("{shown}{path}"));
     Ok(())
+}
+
+/// Whether `dir` holds a spec file (`*.yaml`, `*.yml`) at any depth.
+fn has_spec_file(dir: &Path) -> bool {
+    std::fs::read_dir(dir).into_iter().flatten().flatten().any(|entry| {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            has_spec_file(&path)
+        } else {
+            path.extension().is_some_and(|x| x == "yaml" || x == "yml")
+        }
+    })
 }
 
 fn write_if_changed(path: &Path, text: &str) -> Result<bool, String> {
@@ -586,6 +765,13 @@ pub mod capabilities;
 pub mod generated;
 "#;
 
+/// `src/lib.rs` beside a project's own modules (no example).
+const LIB_WITHOUT_EXAMPLE: &str = r#"//! This package's capabilities: declared in `specs/`, generated into
+//! `src/generated` by `cargo xtask sync`.
+
+pub mod generated;
+"#;
+
 const EXAMPLE_IMPL: &str = r##"//! The example capabilities of `specs/example.yaml`. Each `#[capability]` fn
 //! implements one spec; `capspec::Registry::new(generated::MODULES)` finds
 //! them, and `invoke` is the one way they are called.
@@ -619,17 +805,23 @@ mod tests {
     use crate::generated;
 
     /// Through `invoke`, as a host calls them: a read runs in the default
-    /// mode; a write asks first, and with nobody to ask it is denied.
+    /// mode; a write asks first, and with nobody to ask it is denied; in
+    /// the accept-edits mode it runs. (`check` counts a capability as
+    /// tested when a test's call reached its implementation.)
     #[test]
     fn read_greeting_runs_and_save_greeting_is_gated() {
         let registry = Registry::new(generated::MODULES).expect("every capability has an impl");
         let session = registry.mount_all();
-        let run = Run::new(Gate::headless(Mode::Default, "example test"));
         // A tool call as a model's tool loop sends it: name and arguments.
-        let call = |name: &str, arguments: &str| block_on(session.invoke_json(&run, &format!(r#"{{"name": "{name}", "arguments": {arguments}}}"#)));
-        assert_eq!(call("read_greeting", r#"{"name": "Ada"}"#), r#"{"result":{"text":"Hello, Ada!"}}"#);
-        let saved = call("save_greeting", r#"{"template": "Hi, {name}."}"#);
-        assert!(saved.contains(r#""error":"permission_denied""#), "{saved}");
+        let call = |mode: Mode, name: &str, arguments: &str| {
+            let run = Run::new(Gate::headless(mode, "example test"));
+            block_on(session.invoke_json(&run, &format!(r#"{{"name": "{name}", "arguments": {arguments}}}"#)))
+        };
+        assert_eq!(call(Mode::Default, "read_greeting", r#"{"name": "Ada"}"#), r#"{"result":{"text":"Hello, Ada!"}}"#);
+        let denied = call(Mode::Default, "save_greeting", r#"{"template": "Hi, {name}."}"#);
+        assert!(denied.contains(r#""error":"permission_denied""#), "{denied}");
+        assert_eq!(call(Mode::AcceptEdits, "save_greeting", r#"{"template": "Hi, {name}."}"#), r#"{"result":null}"#);
+        assert_eq!(call(Mode::Default, "read_greeting", r#"{"name": "Ada"}"#), r#"{"result":{"text":"Hi, Ada."}}"#);
     }
 }
 "##;
@@ -675,6 +867,9 @@ jobs:
         with:
           fetch-depth: 0
       - uses: dtolnay/rust-toolchain@stable
+      # The tests first: `check` counts a capability as tested only when
+      # this run of them called it (the coverage record in .capspec/).
+      - run: cargo test --workspace
       - name: capspec check
         run: {xtask} check --format github
       - name: capspec check (SARIF)
@@ -684,5 +879,58 @@ jobs:
         if: always()
         with:
           sarif_file: capspec.sarif
-      - run: cargo test --workspace
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = std::process::Command::new("git").arg("-C").arg(dir).args(args).env("GIT_CONFIG_NOSYSTEM", "1").env("HOME", dir).output().unwrap();
+        assert!(status.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&status.stderr));
+    }
+
+    /// A default init from a clone of a published repository depends on its
+    /// URL and commit; a clone of a path, or no remote, gives no such source.
+    #[test]
+    fn a_published_clone_is_its_url_and_commit() {
+        let dir = std::env::temp_dir().join(format!("capspec-init-clone-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for krate in ["runtime", "codegen", "cli"] {
+            std::fs::create_dir_all(dir.join(krate)).unwrap();
+            std::fs::write(dir.join(krate).join("Cargo.toml"), "[package]\n").unwrap();
+        }
+        git(&dir, &["init", "--quiet"]);
+        git(&dir, &["add", "."]);
+        git(&dir, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "c"]);
+        assert_eq!(published(&dir), None, "no remote");
+        git(&dir, &["remote", "add", "origin", "/srv/capspec.git"]);
+        assert_eq!(published(&dir), None, "a path remote");
+        git(&dir, &["remote", "set-url", "origin", "https://example.com/capspec.git"]);
+        let rev = String::from_utf8(std::process::Command::new("git").arg("-C").arg(&dir).args(["rev-parse", "HEAD"]).output().unwrap().stdout).unwrap().trim().to_string();
+        assert_eq!(published(&dir), Some(Published { url: "https://example.com/capspec.git".into(), rev: rev.clone(), dirty: false }));
+        std::fs::write(dir.join("cli/Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+        assert_eq!(published(&dir).map(|c| c.dirty), Some(true));
+        assert!(is_network_url("git@github.com:org/capspec.git") && is_network_url("ssh://host/capspec") && !is_network_url("file:///srv/capspec") && !is_network_url("C:/capspec") && !is_network_url("../capspec"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A new source rewrites only the source keys of an entry: its
+    /// features, default-features and optional stay, in an inline table or
+    /// a `[dependencies.capspec]` table; a same source changes nothing.
+    #[test]
+    fn a_new_source_keeps_the_entrys_other_keys() {
+        let mut text = "[package]\nname = \"a\"\n\n[dependencies]\n# ours\ncapspec = { path = \"../capspec/runtime\", default-features = false, features = [\"mcp\"], optional = true }\nserde = \"1\"\n\n[dev-dependencies.capspec-codegen]\nversion = \"0.1\"\nfeatures = [\"x\"]\n".to_string();
+        let git = "capspec = { git = \"https://example.com/capspec.git\", rev = \"abc\" }";
+        let change = set_entry(&mut text, "dependencies", "capspec", git, true);
+        assert!(matches!(&change, Entry::Replaced(old) if old.starts_with("capspec = { path = \"../capspec/runtime\"")), "{}", change.describe("dependencies", "capspec"));
+        let codegen = "capspec-codegen = { git = \"https://example.com/capspec.git\", rev = \"abc\" }";
+        assert!(matches!(set_entry(&mut text, "dev-dependencies", "capspec-codegen", codegen, true), Entry::Replaced(_)));
+        assert_eq!(
+            text,
+            "[package]\nname = \"a\"\n\n[dependencies]\n# ours\ncapspec = { git = \"https://example.com/capspec.git\", rev = \"abc\", default-features = false, features = [\"mcp\"], optional = true }\nserde = \"1\"\n\n[dev-dependencies.capspec-codegen]\ngit = \"https://example.com/capspec.git\"\nrev = \"abc\"\nfeatures = [\"x\"]\n"
+        );
+        assert!(matches!(set_entry(&mut text, "dependencies", "capspec", git, true), Entry::Same));
+        assert!(matches!(set_entry(&mut text, "dependencies", "capspec", "capspec = \"=0.1.0\"", false), Entry::Kept(_)));
+    }
+}

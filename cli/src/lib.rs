@@ -1,6 +1,6 @@
 //! The capspec command line, once: `sync`, `check`, `scaffold`, `coverage`,
 //! `import` and `init`, as a library a project's `xtask` calls in one line
-//! and as the `cargo-capspec` binary (`cargo install capspec-cli`, then
+//! and as the `cargo-capspec` binary (`cargo install --locked capspec-cli`, then
 //! `cargo capspec check`).
 //!
 //! A project's `xtask/src/main.rs`:

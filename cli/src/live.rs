@@ -14,7 +14,7 @@ use capspec_codegen::Finding;
 
 #[cfg(not(feature = "live"))]
 const NO_CLIENT: &str = "this build of capspec-cli has no MCP client, which --upstream needs: \
-     `cargo install capspec-cli` has it; in an xtask, depend on capspec-cli with `features = [\"live\"]`";
+     `cargo install --locked capspec-cli` has it; in an xtask, depend on capspec-cli with `features = [\"live\"]`";
 
 /// `import mcp --upstream NAME [--update]`; the exit code. `bin` is how
 /// the user runs capspec (`cargo capspec`, `cargo xtask`), for the next steps.
@@ -34,7 +34,7 @@ pub(crate) fn upstream_findings(_root: &Path) -> Result<Vec<Finding>, String> {
 #[cfg(not(feature = "live"))]
 pub(crate) fn serve(_root: &Path, _args: &crate::args::ServeArgs) -> u8 {
     eprintln!("error: this build of capspec-cli cannot serve: `serve` runs MCP servers and QuickJS; \
-         `cargo install capspec-cli` has them; in an xtask, depend on capspec-cli with `features = [\"live\"]`");
+         `cargo install --locked capspec-cli` has them; in an xtask, depend on capspec-cli with `features = [\"live\"]`");
     2
 }
 
@@ -141,6 +141,9 @@ pub(crate) mod client {
             }
             println!("updated {rel}: {} tools pinned, {} changes", pinned.capabilities.len(), changes.len());
         } else {
+            for line in pinned.rename_lines() {
+                println!("{line}");
+            }
             println!("pinned {} tools of [upstream.{name}] into {rel}; review their categories, then `{bin} sync` (generated files) or `{bin} serve`", pinned.capabilities.len());
         }
         Ok(report.exit_code() as u8)

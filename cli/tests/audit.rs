@@ -83,27 +83,48 @@ fn a_server_killed_under_load_loses_no_record_of_a_call_a_client_received() {
     runtime().block_on(async {
         let (client, pid) = serve(dir, &["--instance", "gw"]).await;
         let client = std::sync::Arc::new(client);
-        let mut calls = tokio::task::JoinSet::new();
-        for i in 0..300 {
-            let client = client.clone();
-            calls.spawn(async move { (i, greet(&client, &format!("n{i}")).await) });
-        }
+        // Load that keeps coming until the kill has landed: 64 calls in flight,
+        // each answer making room for the next, so the server dies with calls
+        // on their way in and out (a fixed batch can be answered in full
+        // before the kill's signal arrives).
+        let killed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel();
+        let producer = {
+            let (client, killed) = (client.clone(), killed.clone());
+            tokio::spawn(async move {
+                let room = std::sync::Arc::new(tokio::sync::Semaphore::new(64));
+                let mut issued = 0usize;
+                // Bounded: a server that never dies under this test stops it at 5000.
+                while !killed.load(std::sync::atomic::Ordering::SeqCst) && issued < 5000 {
+                    let permit = room.clone().acquire_owned().await.unwrap();
+                    let (client, answers, i) = (client.clone(), answers.clone(), issued);
+                    tokio::spawn(async move {
+                        let _ = answers.send((i, greet(&client, &format!("n{i}")).await));
+                        drop(permit);
+                    });
+                    issued += 1;
+                }
+                issued
+            })
+        };
         let mut received = Vec::new();
-        let mut killed = false;
-        while let Some(done) = calls.join_next().await {
-            let (i, result) = done.unwrap();
-            if result.is_some() {
-                received.push(i);
+        let mut failed = 0usize;
+        while let Some((i, result)) = answered.recv().await {
+            match result {
+                Some(_) => received.push(i),
+                None => failed += 1,
             }
-            if received.len() >= 60 && !killed {
+            if received.len() >= 60 && !killed.load(std::sync::atomic::Ordering::SeqCst) {
                 // Mid-load: the server dies at once, nothing flushed on the way out.
                 // Once: the calls still in flight end in errors, not in a second kill.
                 let kill = Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
                 assert!(kill.success(), "the server was still running when 60 calls had answered");
-                killed = true;
+                killed.store(true, std::sync::atomic::Ordering::SeqCst);
             }
         }
-        assert!(received.len() >= 60 && received.len() < 300, "the kill came mid-load: {} of 300 answered", received.len());
+        let issued = producer.await.unwrap();
+        assert!(issued < 5000, "the server was killed before 5000 calls were issued");
+        assert!(received.len() >= 60 && failed > 0, "the kill came mid-load: {} answered, {failed} refused of {issued}", received.len());
 
         let store = Store::open(&url).await.unwrap();
         for i in &received {

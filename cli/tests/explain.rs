@@ -18,6 +18,8 @@ use capspec_testkit::{TempDir, git, repo_root, skip, text};
 /// is a change to what `explain` promises.
 const NOT_RUN: &[(&str, bool, &str)] = &[
     ("upstream/unauthorized", true, "logging in needs an authorization server and a browser; cli/tests/upstream_oauth.rs runs that log-in"),
+    ("coverage/untested", true, "clearing it takes a `cargo test` run that records its calls; tests/tests/coverage_record.rs runs one"),
+    ("coverage/stale", true, "clearing it takes a `cargo test` run that records its calls; tests/tests/coverage_record.rs runs one"),
     ("policy/feature", false, "only a capspec built without its `policy` feature reports it, and this test's build has it"),
 ];
 

@@ -83,12 +83,25 @@ fn a_new_cargo_project_adopts_capspec_in_one_command() {
         assert!(manifest.contains(&section) && ours.contains(&section), "{section}: new project or this repo lacks it\n{manifest}");
     }
 
-    // The new project's own commands pass right away.
+    // The new project's own commands pass right away, the tests before
+    // the gate: `check` before any `cargo test` knows of no test.
     let sync = run(&project, &cargo(), &["xtask", "sync"]);
     assert_eq!(sync.status.code(), Some(0), "{}", text(&sync));
     assert!(String::from_utf8_lossy(&sync.stdout).contains("sync: 0 written, 0 removed"), "init already synced: {}", text(&sync));
     let check = run(&project, &cargo(), &["xtask", "check"]);
+    assert_eq!(check.status.code(), Some(1), "{}", text(&check));
+    assert!(String::from_utf8_lossy(&check.stdout).contains("error[coverage/stale]: no coverage record"), "{}", text(&check));
+    let test = run(&project, &cargo(), &["test", "--workspace"]);
+    assert!(test.status.success(), "{}", text(&test));
+    let check = run(&project, &cargo(), &["xtask", "check"]);
     assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+    // The coverage table names the test the runtime saw run each one.
+    let table = run(&project, &cargo(), &["xtask", "coverage"]);
+    let table = String::from_utf8_lossy(&table.stdout).into_owned();
+    for capability in ["example.read_greeting", "example.save_greeting"] {
+        let row = table.lines().find(|l| l.starts_with(&format!("| `{capability}`"))).unwrap_or_else(|| panic!("{table}"));
+        assert!(row.contains("`capabilities::example::tests::read_greeting_runs_and_save_greeting_is_gated (demo_host)`"), "{table}");
+    }
     // The xtask carries no MCP client or server: the commands that start
     // MCP servers say how to get them.
     for args in [&["xtask", "serve"][..], &["xtask", "check", "--upstream"]] {
@@ -123,7 +136,62 @@ fn a_new_cargo_project_adopts_capspec_in_one_command() {
     std::fs::write(project.join("capspec.toml"), config).unwrap();
     std::fs::remove_dir_all(project.join("policies")).unwrap();
     assert_eq!(run(&project, &cargo(), &["xtask", "sync"]).status.code(), Some(0));
-    assert_eq!(run(&project, &cargo(), &["xtask", "check"]).status.code(), Some(0));
+    // capspec.toml and a generated file were written after the last
+    // `cargo test`: its record is stale, and says what it had seen.
+    let check = run(&project, &cargo(), &["xtask", "check"]);
+    assert_eq!(check.status.code(), Some(1), "{}", text(&check));
+    let said = String::from_utf8_lossy(&check.stdout).into_owned();
+    assert!(said.contains("error[coverage/stale]: this file changed after the last `cargo test` started"), "{said}");
+    assert!(said.contains("the last `cargo test` ran it (capabilities::example::tests::read_greeting_runs_and_save_greeting_is_gated (demo_host)), but `"), "{said}");
+
+    // Names are never evidence: a module whose tests only name its
+    // capabilities — a test-local args type of the same name, the short
+    // name as a string and in an enum value, the qualified name in an
+    // assertion, a fn of the same name, a comment — is untested; a test
+    // that calls one through `invoke` makes that one tested, by name.
+    std::fs::write(
+        project.join("specs/memory.yaml"),
+        "module: memory\ndescription: The knowledge graph.\ncapabilities:\n  - { name: search_nodes, category: read, description: Search the graph's nodes., input: { type: object, properties: { query: { type: string } } } }\n  - { name: frontmatter, category: read, description: Read a note's frontmatter. }\n  - { name: list, category: read, description: List the graph's nodes. }\n",
+    )
+    .unwrap();
+    std::fs::write(project.join("src/capabilities/mod.rs"), "pub mod example;\npub mod memory;\n").unwrap();
+    std::fs::write(
+        project.join("src/capabilities/memory.rs"),
+        "use capspec::{CapResult, Run, capability};\n\nuse crate::generated::memory;\n\n\
+         #[capability(memory::search_nodes)]\nasync fn search_nodes(_run: &Run, _args: memory::search_nodes::Args) -> CapResult<Vec<String>> {\n    Ok(Vec::new())\n}\n\n\
+         #[capability(memory::frontmatter)]\nasync fn frontmatter(_run: &Run, _args: memory::frontmatter::Args) -> CapResult<String> {\n    Ok(String::new())\n}\n\n\
+         #[capability(memory::list)]\nasync fn list(_run: &Run, _args: memory::list::Args) -> CapResult<Vec<String>> {\n    Ok(Vec::new())\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("tests/names_only.rs"),
+        "//! memory.search_nodes memory.frontmatter memory.list\n\
+         mod memory {\n    pub mod search_nodes {\n        #[allow(dead_code)]\n        pub struct Args { pub query: Option<String> }\n    }\n}\n\n\
+         #[allow(dead_code)]\nenum TagLocation { Frontmatter, Body }\n\n\
+         fn search_nodes() -> Vec<&'static str> { vec![\"memory.search_nodes\", \"frontmatter\", \"list\"] }\n\n\
+         #[test]\nfn local_items_only() {\n    let _ = memory::search_nodes::Args { query: None };\n    let pairs = [(\"frontmatter\", TagLocation::Frontmatter)];\n    assert_eq!(pairs.len(), 1);\n    assert!(search_nodes().contains(&\"memory.search_nodes\"));\n    assert!(\"the list\".contains(\"list\"));\n}\n\n\
+         #[test]\nfn lists_through_invoke() {\n    let registry = capspec::Registry::new(demo_host::generated::MODULES).unwrap();\n    let run = capspec::Run::new(capspec::Gate::headless(capspec::Mode::Default, \"names test\"));\n    let listed = capspec::testing::block_on(registry.mount_all().invoke_json(&run, r#\"{\"name\": \"memory.list\", \"arguments\": {}}\"#));\n    assert_eq!(listed, r#\"{\"result\":[]}\"#);\n}\n",
+    )
+    .unwrap();
+    assert_eq!(run(&project, &cargo(), &["xtask", "sync"]).status.code(), Some(0));
+    let check = run(&project, &cargo(), &["xtask", "check"]);
+    assert!(String::from_utf8_lossy(&check.stdout).contains("error[coverage/stale]"), "the specs changed after the last cargo test: {}", text(&check));
+    // The record's run start is known to 1/100 s: the edits above come before it.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let test = run(&project, &cargo(), &["test", "--workspace"]);
+    assert!(test.status.success(), "{}", text(&test));
+    let check = run(&project, &cargo(), &["xtask", "check", "--format", "json"]);
+    assert_eq!(check.status.code(), Some(1), "{}", text(&check));
+    let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    let mut found: Vec<(String, String)> = report["findings"].as_array().unwrap().iter().map(|f| (f["rule"].as_str().unwrap().to_string(), f["message"].as_str().unwrap().split('`').nth(1).unwrap_or_default().to_string())).collect();
+    found.sort();
+    assert_eq!(found, [("coverage/untested".to_string(), "memory.frontmatter".to_string()), ("coverage/untested".into(), "memory.search_nodes".into())], "{report:#}");
+    // Taken out again.
+    for file in ["specs/memory.yaml", "src/capabilities/memory.rs", "tests/names_only.rs"] {
+        std::fs::remove_file(project.join(file)).unwrap();
+    }
+    std::fs::write(project.join("src/capabilities/mod.rs"), "pub mod example;\n").unwrap();
+    assert_eq!(run(&project, &cargo(), &["xtask", "sync"]).status.code(), Some(0));
 
     // Reclassifying the example capability fails the gate.
     let spec = std::fs::read_to_string(project.join("specs/example.yaml")).unwrap();
@@ -131,6 +199,34 @@ fn a_new_cargo_project_adopts_capspec_in_one_command() {
     let check = run(&project, &cargo(), &["xtask", "check"]);
     assert_eq!(check.status.code(), Some(1), "{}", text(&check));
     assert!(String::from_utf8_lossy(&check.stdout).contains("error[drift/snapshot]: example.read_greeting: read → write"), "{}", text(&check));
+
+    // A project that deleted the example: a re-run of init never writes it
+    // back, says what it skipped, and `check` stays green.
+    std::fs::write(project.join("specs/example.yaml"), spec).unwrap();
+    std::fs::write(project.join("specs/greeter.yaml"), "module: greeter\ndescription: Greetings.\ncapabilities:\n  - { name: greet, category: read, description: Greet someone. }\n").unwrap();
+    std::fs::write(project.join("src/capabilities/mod.rs"), "pub mod greeter;\n").unwrap();
+    std::fs::write(
+        project.join("src/capabilities/greeter.rs"),
+        "use capspec::{CapResult, Run, capability};\n\nuse crate::generated::greeter;\n\n#[capability(greeter::greet)]\nasync fn greet(_run: &Run, _args: greeter::greet::Args) -> CapResult<String> {\n    Ok(\"hello\".into())\n}\n\n\
+         #[cfg(test)]\nmod tests {\n    #[test]\n    fn greets() {\n        let registry = capspec::Registry::new(crate::generated::MODULES).unwrap();\n        let run = capspec::Run::new(capspec::Gate::headless(capspec::Mode::Default, \"greeter test\"));\n        let said = capspec::testing::block_on(registry.mount_all().invoke_json(&run, r#\"{\"name\": \"greeter.greet\", \"arguments\": {}}\"#));\n        assert_eq!(said, r#\"{\"result\":\"hello\"}\"#);\n    }\n}\n",
+    )
+    .unwrap();
+    for file in ["specs/example.yaml", "src/capabilities/example.rs"] {
+        std::fs::remove_file(project.join(file)).unwrap();
+    }
+    assert_eq!(run(&project, &cargo(), &["xtask", "sync"]).status.code(), Some(0));
+    let again = init(&project, &[]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    let said = String::from_utf8_lossy(&again.stdout).into_owned();
+    for file in ["specs/example.yaml", "src/capabilities/example.rs"] {
+        assert!(!project.join(file).exists(), "init wrote back {file}:\n{said}");
+        assert!(said.contains(&format!("skipped the example's {file}: capspec.toml exists")), "{said}");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let test = run(&project, &cargo(), &["test", "--workspace"]);
+    assert!(test.status.success(), "{}", text(&test));
+    let check = run(&project, &cargo(), &["xtask", "check"]);
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check));
 }
 
 /// The `run:` commands of the workflow init wrote, in order.
@@ -143,7 +239,7 @@ fn workflow_commands(workflow: &str) -> Vec<String> {
 fn run_workflow(dir: &Path) -> String {
     let workflow = std::fs::read_to_string(dir.join(".github/workflows/capspec.yml")).unwrap();
     let commands = workflow_commands(&workflow);
-    assert_eq!(commands.len(), 3, "check, check (SARIF), test:\n{workflow}");
+    assert_eq!(commands.len(), 3, "test, check, check (SARIF):\n{workflow}");
     for command in &commands {
         let out = run(dir, "bash", &["-c", command]);
         assert!(out.status.success(), "workflow step `{command}` failed:\n{}", text(&out));
@@ -180,16 +276,24 @@ fn a_workspace_member_adopts_capspec_and_the_commands_work_from_the_root_and_the
     // Each manifest's edits are reported against it.
     assert!(said.contains("edited   Cargo.toml: [dependencies] capspec, [dev-dependencies] capspec-codegen\n"), "{said}");
     assert!(said.contains("edited   ../Cargo.toml: [workspace] members += \"xtask\", dev-profile override"), "{said}");
-    assert!(said.ends_with("init: done; next `cargo xtask check` and `cargo test`\n"), "{said}");
+    assert!(said.ends_with("init: done; next `cargo test` and `cargo xtask check`\n"), "{said}");
     assert_eq!(ws.read("Cargo.toml").lines().find(|l| l.starts_with("members")), Some("members = [\"xtask\", \"host\", \"util\"]"));
-    assert_eq!(ws.read(".cargo/config.toml"), "[alias]\nxtask = \"run --quiet --package xtask --\"\nb = \"build\"\n");
+    assert_eq!(
+        ws.read(".cargo/config.toml"),
+        "[alias]\nxtask = \"run --quiet --package xtask --\"\nb = \"build\"\n\n[env]\nCAPSPEC_COVERAGE_DIR = { value = \"host/.capspec/coverage\", relative = true, force = true }\n"
+    );
     let manifest = ws.read("host/Cargo.toml");
     assert!(manifest.contains("[dependencies]\ncapspec = { path = ") && manifest.contains("serde = \"1\""), "{manifest}");
     assert!(!manifest.contains("[workspace]"), "a member does not become a workspace: {manifest}");
     assert_eq!(ws.read("host/src/lib.rs"), "pub fn hello() {}\n", "an existing file is never touched");
     add_mod_lines(&host.join("src/lib.rs"));
 
-    // The printed next step, from the workspace root and from the member.
+    // The printed next step, from the workspace root and from the member:
+    // the tests (which record into the member's .capspec/), then the gate.
+    // (The record's run start is known to 1/100 s: lib.rs comes before it.)
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let test = run(ws.path(), &cargo(), &["test"]);
+    assert!(test.status.success(), "{}", text(&test));
     for dir in [ws.path(), host.as_path()] {
         let check = run(dir, &cargo(), &["xtask", "check"]);
         assert_eq!(check.status.code(), Some(0), "from {}: {}", dir.display(), text(&check));
@@ -221,7 +325,7 @@ fn a_project_with_its_own_xtask_keeps_its_tasks_and_gets_capspec_as_a_subcommand
     assert!(said.contains("kept     xtask (exists, with tasks of its own"), "{said}");
     assert!(said.contains("edited   xtask/Cargo.toml: [dependencies] capspec-cli\n"), "{said}");
     assert!(said.contains("kept     .cargo/config.toml (it already has an `xtask` alias)"), "{said}");
-    assert!(said.ends_with("init: done; next add that line to the xtask's main, then `cargo xtask capspec check` and `cargo test`\n"), "{said}");
+    assert!(said.ends_with("init: done; next add that line to the xtask's main, then `cargo test` and `cargo xtask capspec check`\n"), "{said}");
     assert_eq!(ws.read("xtask/src/main.rs"), own_main, "the project's xtask is never rewritten");
     // The line to paste, exactly as printed.
     let line = said.lines().map(str::trim).find(|l| l.starts_with("capspec_cli::")).unwrap_or_else(|| panic!("no line to paste:\n{said}"));
@@ -231,6 +335,8 @@ fn a_project_with_its_own_xtask_keeps_its_tasks_and_gets_capspec_as_a_subcommand
     // Its own task still works; the capspec commands work the way init said.
     let dist = run(ws.path(), &cargo(), &["xtask", "dist"]);
     assert!(dist.status.success() && String::from_utf8_lossy(&dist.stdout).contains("dist: the project's own task ran"), "{}", text(&dist));
+    let test = run(ws.path(), &cargo(), &["test", "--workspace"]);
+    assert!(test.status.success(), "{}", text(&test));
     let check = run(ws.path(), &cargo(), &["xtask", "capspec", "check"]);
     assert_eq!(check.status.code(), Some(0), "{}", text(&check));
     assert!(String::from_utf8_lossy(&check.stdout).contains("no findings"), "{}", text(&check));
@@ -243,7 +349,7 @@ fn a_project_with_its_own_xtask_keeps_its_tasks_and_gets_capspec_as_a_subcommand
     let again = init(ws.path(), &[]);
     let said = String::from_utf8_lossy(&again.stdout).into_owned();
     assert!(!said.contains("edited ") && !said.contains("capspec_cli::run_subcommand"), "{said}");
-    assert!(said.ends_with("init: done; next `cargo xtask capspec check` and `cargo test`\n"), "{said}");
+    assert!(said.ends_with("init: done; next `cargo test` and `cargo xtask capspec check`\n"), "{said}");
 }
 
 #[test]
@@ -315,14 +421,16 @@ fn bare_init(dir: &Path, args: &[&str]) -> Output {
 /// init resolves what it wrote before it says "done": a source cargo cannot
 /// fetch is an error naming the flags that fix it. Running init again with
 /// another source rewrites capspec's own dependency entries, and only
-/// those, reporting each; a checkout outside the project's repository gets
-/// a warning that the CI workflow cannot see it.
+/// those (their source keys: features and default-features stay), reporting
+/// each, and the project still compiles; a checkout outside the project's
+/// repository gets a warning that the CI workflow cannot see it.
 #[test]
 fn init_says_done_only_when_the_project_resolves_and_a_new_source_rewrites_its_entries() {
     let tmp = TempDir::new("init-source");
     let project = new_project(tmp.path(), "graph_host");
     let mut manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
-    manifest.push_str("serde = \"1\"\n");
+    // The project depends on capspec already, with features of its own.
+    manifest.push_str("capspec = { git = \"file:///nonexistent/capspec.git\", default-features = false, features = [\"quickjs\"] }\nserde = \"1\"\n");
     std::fs::write(project.join("Cargo.toml"), &manifest).unwrap();
 
     let out = bare_init(&project, &["--capspec-git", "file:///nonexistent/capspec.git"]);
@@ -332,14 +440,14 @@ fn init_says_done_only_when_the_project_resolves_and_a_new_source_rewrites_its_e
     assert!(said.contains("error: the project does not resolve: `cargo metadata` failed:"), "{said}");
     assert!(said.contains("run init again with --capspec-path DIR"), "{said}");
     let broken = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
-    assert!(broken.contains("capspec = { git = \"file:///nonexistent/capspec.git\" }"), "{broken}");
+    assert!(broken.contains("capspec = { git = \"file:///nonexistent/capspec.git\", default-features = false, features = [\"quickjs\"] }\n"), "{broken}");
 
     let checkout = repo_root().canonicalize().unwrap();
     let out = bare_init(&project, &["--capspec-path", checkout.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     for change in [
-        "edited   Cargo.toml: [dependencies] capspec: was `capspec = { git = \"file:///nonexistent/capspec.git\" }`, [dev-dependencies] capspec-codegen: was `capspec-codegen = { git = \"file:///nonexistent/capspec.git\" }`",
+        "edited   Cargo.toml: [dependencies] capspec: was `capspec = { git = \"file:///nonexistent/capspec.git\", default-features = false, features = [\"quickjs\"] }`, [dev-dependencies] capspec-codegen: was `capspec-codegen = { git = \"file:///nonexistent/capspec.git\" }`",
         "edited   xtask/Cargo.toml: [dependencies] capspec-cli: was `capspec-cli = { git = \"file:///nonexistent/capspec.git\", default-features = false, features = [\"mimalloc\"] }`",
         "init: done",
     ] {
@@ -347,13 +455,38 @@ fn init_says_done_only_when_the_project_resolves_and_a_new_source_rewrites_its_e
     }
     assert!(said.contains(&format!("warning: capspec's path dependencies point at `{}`, outside this project's repository", checkout.display())), "{said}");
     let fixed = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
-    let runtime = format!("capspec = {{ path = \"{}\" }}", checkout.join("runtime").display());
+    let runtime = format!("capspec = {{ path = \"{}\", default-features = false, features = [\"quickjs\"] }}\n", checkout.join("runtime").display());
     assert!(fixed.contains(&runtime), "{fixed}");
     // Only capspec's own entries changed.
     let changed: Vec<(&str, &str)> = broken.lines().zip(fixed.lines()).filter(|(a, b)| a != b).collect();
     assert_eq!(changed.len(), 2, "{changed:#?}");
     assert!(changed.iter().all(|(a, _)| a.starts_with("capspec")), "{changed:#?}");
     assert_eq!(broken.lines().count(), fixed.lines().count());
+    // It compiles with its own features: the example, the generated code, its main.
+    let built = run(&project, &cargo(), &["check", "--quiet", "--offline"]);
+    assert!(built.status.success(), "{}", text(&built));
+}
+
+/// The guide's order: a server's tools pinned as an upstream first (its
+/// `capspec.toml` and module), then init. init writes no example beside
+/// them and says so; the project compiles and `check` is clean.
+#[test]
+fn init_after_an_upstream_pin_leaves_check_clean() {
+    let tmp = TempDir::new("init-pinned");
+    let project = new_project(tmp.path(), "kg_host");
+    std::fs::create_dir_all(project.join("specs")).unwrap();
+    std::fs::copy(repo_root().join("specs/kg.yaml"), project.join("specs/kg.yaml")).unwrap();
+    std::fs::write(project.join("capspec.toml"), "specs = \"specs\"\n\n[upstream.kg]\ncommand = [\"node\", \"server-memory.js\"]\n").unwrap();
+    let out = init(&project, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = text(&out);
+    assert!(said.contains("skipped the example's specs/example.yaml: capspec.toml exists"), "{said}");
+    assert!(!project.join("specs/example.yaml").exists() && !project.join("src/capabilities").exists(), "{said}");
+    let built = run(&project, &cargo(), &["check", "--quiet", "--offline", "--all-targets"]);
+    assert!(built.status.success(), "{}\n{said}", text(&built));
+    let check = run(&project, env!("CARGO_BIN_EXE_cargo-capspec"), &["capspec", "check"]);
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+    assert!(text(&check).contains("capspec: no findings"), "{}", text(&check));
 }
 
 /// Without a source flag, init depends on the checkout the running binary

@@ -5,13 +5,17 @@
 //! ways: pinned as an upstream and served by `cargo capspec serve`, and
 //! native (tests/fixtures/migrate/native), where `check` names the one
 //! capability no test calls — the store's same-named method does not count
-//! — until a test calls it. After each, Python's official MCP client adds,
-//! lists and reads a note through the tools.
+//! — until a test calls it. The server's tools are kebab-case, two answer
+//! structured content under an output schema and one Markdown text. After
+//! each way, Python's official MCP client adds, lists and reads a note
+//! through the tools' old names, and the served `tools/list` is compared
+//! with the rmcp server's own: equal except where the guide says.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use capspec_testkit::{KillOnDrop, TempDir, copy_dir, repo_root, skip, text};
+use serde_json::{Value, json};
 
 fn fixture(name: &str) -> PathBuf {
     repo_root().join("tests/fixtures/migrate").join(name)
@@ -56,7 +60,7 @@ fn ok(out: Output, what: &str) -> String {
 }
 
 /// Python's client against the notes server: its summary.
-fn python(args: &[&str]) -> Option<serde_json::Value> {
+fn python(args: &[&str]) -> Option<Value> {
     let venv = repo_root().join("tests/py/.venv/bin/python");
     if !Command::new(&venv).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success()) {
         skip(Some("CAPSPEC_REQUIRE_PYTHON_TOOLS"), "Python's mcp client is not installed (tests/py/requirements.txt); skipping the client half of the migration guide");
@@ -67,14 +71,76 @@ fn python(args: &[&str]) -> Option<serde_json::Value> {
     Some(serde_json::from_str(said.lines().rfind(|l| l.starts_with('{')).unwrap()).unwrap())
 }
 
-fn assert_notes(summary: &serde_json::Value) {
-    assert_eq!(summary["tools"], serde_json::json!(["add_note", "list_notes", "read_note"]), "{summary}");
-    let note = serde_json::json!({"noteId": 1, "title": "migrate", "tag": "docs"});
-    assert_eq!(summary["added"], note, "{summary}");
-    assert_eq!(summary["listed"], serde_json::json!([note]), "{summary}");
-    assert_eq!(summary["read"], note, "{summary}");
-    assert_eq!(summary["asked"], 1, "the write asked the person first: {summary}");
+/// What the client did through the tools' old (kebab-case) names: the
+/// note added and listed as structured content, read back as Markdown text.
+fn assert_notes(summary: &Value, asked: u64) {
+    let note = json!({"noteId": 1, "title": "migrate", "tag": "docs"});
+    assert_eq!((&summary["added"]["error"], &summary["added"]["structured"]), (&json!(false), &note), "{summary:#}");
+    assert_eq!(summary["listed"]["structured"], json!({"notes": [note]}), "{summary:#}");
+    assert_eq!(summary["read"], json!({"error": false, "structured": null, "texts": ["# migrate\n\ntag: docs\n"]}), "Markdown stays text: {summary:#}");
+    assert_eq!(summary["asked"], asked, "{summary:#}");
 }
+
+/// The rmcp server's own `tools/list`, as Python's client sees it (the
+/// server is built from tests/fixtures/migrate/rmcp).
+fn rmcp_listing() -> Option<Value> {
+    let server = TempDir::copy_of("migrate-rmcp-listing", &fixture("rmcp"));
+    ok(run(server.path(), &cargo(), &["build", "--quiet"]), "the rmcp server builds");
+    let binary = target(server.path()).join("debug/notes-server");
+    let summary = python(&["stdio", &binary.to_string_lossy(), "--stdio"])?;
+    assert_notes(&summary, 0);
+    Some(summary["listing"].clone())
+}
+
+/// `schema` as capspec advertises it, by the guide's "What changes":
+/// schemars' `$schema` line dropped and, for an input, every object with
+/// declared properties closed (`additionalProperties: false`).
+fn as_advertised(schema: &Value, input: bool) -> Value {
+    fn close(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                if map.contains_key("properties") && !map.contains_key("additionalProperties") {
+                    map.insert("additionalProperties".into(), json!(false));
+                }
+                map.values_mut().for_each(close);
+            }
+            Value::Array(items) => items.iter_mut().for_each(close),
+            _ => {}
+        }
+    }
+    let mut schema = schema.clone();
+    schema.as_object_mut().map(|map| map.remove("$schema"));
+    if input {
+        close(&mut schema);
+    }
+    schema
+}
+
+/// The served `tools/list` is the rmcp server's (names, descriptions, input
+/// and output schemas) except where the migration guide says it changes:
+/// snake_case names (each old name an alias, called above), closed inputs,
+/// no `$schema` line; and annotations from each tool's reviewed category.
+fn assert_same_surface(rmcp: &Value, served: &Value, categories: &[(&str, &str)]) {
+    let project = |tool: &Value| json!({"name": tool["name"], "description": tool["description"], "inputSchema": tool["inputSchema"], "outputSchema": tool["outputSchema"]});
+    let expected: Vec<Value> = rmcp
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| {
+            let output = tool.get("outputSchema").map_or(Value::Null, |s| as_advertised(s, false));
+            json!({"name": tool["name"].as_str().unwrap().replace('-', "_"), "description": tool["description"], "inputSchema": as_advertised(&tool["inputSchema"], true), "outputSchema": output})
+        })
+        .collect();
+    let got: Vec<Value> = served.as_array().unwrap().iter().map(project).collect();
+    assert!(got == expected, "the served surface is the rmcp server's, as the guide says:\nserved: {got:#?}\nexpected: {expected:#?}");
+    for (tool, category) in categories {
+        let listed = served.as_array().unwrap().iter().find(|t| t["name"] == *tool).unwrap();
+        assert_eq!(listed["_meta"]["io.capspec/category"], *category, "{listed:#}");
+        assert_eq!(listed["annotations"]["readOnlyHint"], *category == "read", "{listed:#}");
+    }
+}
+
+const CATEGORIES: [(&str, &str); 3] = [("add_note", "write"), ("list_notes", "read"), ("read_note", "read")];
 
 #[test]
 fn an_rmcp_server_is_pinned_as_an_upstream_and_served_through_the_gate() {
@@ -86,6 +152,10 @@ fn an_rmcp_server_is_pinned_as_an_upstream_and_served_through_the_gate() {
     project.write("capspec.toml", format!("specs = \"specs\"\n\n[upstream.notes]\ncommand = [\"{}\", \"--stdio\"]\n", binary.display()));
     let said = ok(capspec(project.path(), &["import", "mcp", "--upstream", "notes"]), "import");
     assert!(said.contains("pinned 3 tools of [upstream.notes] into specs/notes.yaml"), "{said}");
+    // Each kebab-case tool gets a capability name; the import says so.
+    for tool in ["add-note", "list-notes", "read-note"] {
+        assert!(said.contains(&format!("renamed  `{tool}` → `{}` (the tool name stays an alias", tool.replace('-', "_"))), "{said}");
+    }
     let pinned = project.read("specs/notes.yaml");
     assert!(!pinned.contains("deferred: true"), "three tools are listed in full:\n{pinned}");
     // The review the guide asks for: rmcp wrote no annotations on add_note.
@@ -97,7 +167,8 @@ fn an_rmcp_server_is_pinned_as_an_upstream_and_served_through_the_gate() {
     let root = project.path().to_string_lossy().into_owned();
     let bin = env!("CARGO_BIN_EXE_cargo-capspec");
     let Some(summary) = python(&["stdio", bin, "capspec", "serve", "--surface", "tools", "--root", &root]) else { return };
-    assert_notes(&summary);
+    assert_notes(&summary, 1);
+    assert_same_surface(&rmcp_listing().unwrap(), &summary["listing"], &CATEGORIES);
 }
 
 #[test]
@@ -113,17 +184,25 @@ fn an_rmcp_server_goes_native_keeps_its_routes_and_its_gate_tells_the_truth() {
     ok(capspec(dir.path(), &["sync"]), "the first sync");
     dir.write("src/lib.rs", &lib);
 
+    // As the guide says: `cargo test` records which capabilities its tests
+    // ran, and `check` reads that record.
+    dir.write(".cargo/config.toml", "[env]\nCAPSPEC_COVERAGE_DIR = { value = \".capspec/coverage\", relative = true, force = true }\n");
+    // The record's run start is known to 1/100 s: the edits above come before it.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    ok(run(dir.path(), &cargo(), &["test"]), "cargo test");
     // The store's test calls `store.read_note(…)`: that is not the tool.
     let out = capspec(dir.path(), &["check"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(said.contains("error[coverage/untested]: no test exercises `notes.read_note`"), "{said}");
+    assert!(said.contains("error[coverage/untested]: no test ran `notes.read_note`"), "{said}");
     assert!(said.contains("capspec: 1 error, 0 warnings"), "only that: {said}");
 
     dir.write("tests/read.rs", READ_TEST);
-    clean(capspec(dir.path(), &["check"]), "check");
+    // The record's run start is known to 1/100 s: the edits above come before it.
+    std::thread::sleep(std::time::Duration::from_millis(200));
     let tested = ok(run(dir.path(), &cargo(), &["test"]), "cargo test");
     assert!(tested.contains("a_note_is_read_back_and_a_missing_one_is_an_error ... ok") && tested.contains("the_store_adds_and_lists ... ok"), "{tested}");
+    clean(capspec(dir.path(), &["check"]), "check");
 
     ok(run(dir.path(), &cargo(), &["build", "--quiet"]), "the native server builds");
     dir.write("token", "migrate-token\n");
@@ -143,12 +222,13 @@ fn an_rmcp_server_goes_native_keeps_its_routes_and_its_gate_tells_the_truth() {
     let health = Command::new("python3").args(["-c", &format!("import urllib.request;print(urllib.request.urlopen('{}/health').read().decode())", url.trim_end_matches("/mcp"))]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&health.stdout).trim(), "ok", "{}", text(&health));
     if let Some(summary) = python(&["http", &url, "migrate-token"]) {
-        assert_notes(&summary);
+        assert_notes(&summary, 1);
+        assert_same_surface(&rmcp_listing().unwrap(), &summary["listing"], &CATEGORIES);
     }
     drop(server);
 }
 
-const READ_TEST: &str = r#"//! `notes.read_note` through `invoke`.
+const READ_TEST: &str = r##"//! `notes.read_note` through `invoke`.
 use capspec::testing::block_on;
 use capspec::{Gate, Mode, Registry, Run};
 use notes_server::{NotesStore, generated};
@@ -161,7 +241,7 @@ fn a_note_is_read_back_and_a_missing_one_is_an_error() {
     let store = NotesStore::default();
     store.add_note("a".into(), None);
     let run = Run::new(Gate::headless(Mode::Default, "notes test")).with(store);
-    assert_eq!(block_on(mounted.invoke(&run, "notes.read_note", json!({"noteId": 1}))).unwrap()["title"], "a");
+    assert_eq!(block_on(mounted.invoke(&run, "notes.read_note", json!({"noteId": 1}))).unwrap(), "# a\n\ntag: none\n");
     assert!(block_on(mounted.invoke(&run, "notes.read_note", json!({"noteId": 9}))).is_err());
 }
-"#;
+"##;

@@ -260,10 +260,10 @@ fn log_in_once_then_import_check_call_refresh_and_log_out() {
     runtime.block_on(async {
         let client = gateway(&user).await;
         let first = shout(&client, "hello").await;
-        assert_eq!((first["isError"].clone(), first["structuredContent"]["result"].clone()), (json!(false), json!("HELLO")), "{first:#}");
+        assert_eq!((first["isError"].clone(), first["content"][0]["text"].clone()), (json!(false), json!("HELLO")), "{first:#}");
         tokio::time::sleep(Duration::from_secs(5)).await;
         let later = shout(&client, "again").await;
-        assert_eq!(later["structuredContent"]["result"], "AGAIN", "after the access token expired: {later:#}");
+        assert_eq!(later["content"][0]["text"], "AGAIN", "after the access token expired: {later:#}");
         let _ = client.cancel().await;
     });
     let stats = control(&remote, "GET", "stats", &json!({}));
@@ -284,7 +284,7 @@ fn log_in_once_then_import_check_call_refresh_and_log_out() {
     // naming the log-in command; check says upstream/unauthorized.
     let refreshes = runtime.block_on(async {
         let client = gateway(&user).await;
-        assert_eq!(shout(&client, "yes").await["structuredContent"]["result"], "YES");
+        assert_eq!(shout(&client, "yes").await["content"][0]["text"], "YES");
         control(&remote, "POST", "refuse", &json!({}));
         let refreshes = control(&remote, "GET", "stats", &json!({}))["refreshes"].as_u64().unwrap();
         let refused = shout(&client, "no").await;
@@ -393,7 +393,7 @@ fn a_running_gateway_uses_a_new_log_in_without_a_restart() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
         let client = gateway(&user).await;
-        assert_eq!(shout(&client, "before").await["structuredContent"]["result"], "BEFORE");
+        assert_eq!(shout(&client, "before").await["content"][0]["text"], "BEFORE");
         control(&remote, "POST", "revoke-grants", &json!({}));
         let refused = shout(&client, "revoked").await;
         let error = &refused["_meta"]["io.capspec/error"];
@@ -404,11 +404,11 @@ fn a_running_gateway_uses_a_new_log_in_without_a_restart() {
         let (_, again) = user.login(&remote, None);
         assert_eq!(again.status.code(), Some(0), "{}", text(&again));
         let after = shout(&client, "after").await;
-        assert_eq!(after["structuredContent"]["result"], "AFTER", "the next call uses the new log-in: {after:#}");
+        assert_eq!(after["content"][0]["text"], "AFTER", "the next call uses the new log-in: {after:#}");
         // Past the access token's life (4 s): refreshed as the new client.
         tokio::time::sleep(Duration::from_secs(5)).await;
         let later = shout(&client, "later").await;
-        assert_eq!(later["structuredContent"]["result"], "LATER", "{later:#}");
+        assert_eq!(later["content"][0]["text"], "LATER", "{later:#}");
         let _ = client.cancel().await;
     });
 }
@@ -424,7 +424,7 @@ fn an_authorization_server_down_with_an_expired_token_is_named_in_the_calls_erro
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
         let client = gateway(&user).await;
-        assert_eq!(shout(&client, "up").await["structuredContent"]["result"], "UP");
+        assert_eq!(shout(&client, "up").await["content"][0]["text"], "UP");
         control(&remote, "POST", "idp-down", &json!({}));
         tokio::time::sleep(Duration::from_secs(5)).await;
         let failed = shout(&client, "down").await;
@@ -507,7 +507,7 @@ fn a_per_user_upstream_never_lends_the_operators_log_in_to_a_caller() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     runtime.block_on(async {
         let client = gateway(&user).await;
-        assert_eq!(shout(&client, "local").await["structuredContent"]["result"], "LOCAL");
+        assert_eq!(shout(&client, "local").await["content"][0]["text"], "LOCAL");
         let _ = client.cancel().await;
     });
 
@@ -522,7 +522,11 @@ fn a_per_user_upstream_never_lends_the_operators_log_in_to_a_caller() {
     let message = result["_meta"]["io.capspec/error"]["message"].as_str().unwrap();
     assert!(message.contains("`alice` has not authorized capspec to call it as them"), "{message}");
     assert!(!message.contains("auth login"), "no log-in of the operator's helps alice: {message}");
-    assert!(!reply.to_string().contains("HI"), "{reply}");
+    // The upstream's answer reached alice nowhere. (Not a scan of the whole
+    // reply for "HI": the link's random ticket may hold those letters.)
+    assert!(result["structuredContent"].get("result").is_none(), "{reply:#}");
+    let texts: Vec<&str> = result["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect();
+    assert!(texts.iter().all(|t| *t != "HI" && !t.contains("\"result\"")), "{reply:#}");
     let stats = control(&remote, "GET", "stats", &json!({}));
     assert!(stats["accepted"].as_u64().unwrap() <= accepted + 1, "only the gateway's own start used the operator's token: {stats}");
 
@@ -573,7 +577,7 @@ fn a_callers_own_credential_from_the_vault_is_used_refreshed_kept_across_restart
     // Alice calls with her credential; bob holds none and is refused by name.
     let (gateway, addr) = team_gateway(&user);
     let (_, reply) = capspec_testkit::http::call_stateless(&addr, &team_token("alice"), "shout", json!({"text": "mine"}));
-    assert_eq!(reply["result"]["structuredContent"]["result"], "MINE", "{reply:#}");
+    assert_eq!(reply["result"]["content"][0]["text"], "MINE", "{reply:#}");
     let (_, reply) = capspec_testkit::http::call_stateless(&addr, &team_token("bob"), "shout", json!({"text": "theirs"}));
     let (code, message) = error_of(&reply);
     assert_eq!(code, "upstream_unauthorized", "{reply:#}");
@@ -583,7 +587,7 @@ fn a_callers_own_credential_from_the_vault_is_used_refreshed_kept_across_restart
     // refreshed credential is what the vault keeps.
     std::thread::sleep(Duration::from_secs(5));
     let (_, reply) = capspec_testkit::http::call_stateless(&addr, &team_token("alice"), "shout", json!({"text": "later"}));
-    assert_eq!(reply["result"]["structuredContent"]["result"], "LATER", "{reply:#}");
+    assert_eq!(reply["result"]["content"][0]["text"], "LATER", "{reply:#}");
     let kept = runtime.block_on(async { vault(&user).await.load("remote", "alice").await.unwrap().unwrap() });
     let refreshed = kept["token_response"]["access_token"].as_str().unwrap().to_string();
     assert_ne!(refreshed, first_token, "the refresh was saved to the vault");
@@ -598,7 +602,7 @@ fn a_callers_own_credential_from_the_vault_is_used_refreshed_kept_across_restart
     drop(gateway);
     let (_gateway, addr) = team_gateway(&user);
     let (_, reply) = capspec_testkit::http::call_stateless(&addr, &team_token("alice"), "shout", json!({"text": "again"}));
-    assert_eq!(reply["result"]["structuredContent"]["result"], "AGAIN", "{reply:#}");
+    assert_eq!(reply["result"]["content"][0]["text"], "AGAIN", "{reply:#}");
 
     // Revoked by another process while this gateway runs (its connection
     // as alice up): within the vault's recheck, her next call is refused.
@@ -704,7 +708,7 @@ fn each_person_authorizes_once_through_the_link_their_call_gave_and_then_acts_as
     let (status, page) = walk(&remote, &link, "alice");
     assert_eq!((status, page.trim()), (200, "capspec now calls `remote` as `alice`: you can close this tab."));
     let before = subs(&remote).len();
-    assert_eq!(shout_as(&remote, &origin, "alice", "mine")["result"]["structuredContent"]["result"], "MINE");
+    assert_eq!(shout_as(&remote, &origin, "alice", "mine")["result"]["content"][0]["text"], "MINE");
     let seen = &subs(&remote)[before..];
     assert!(!seen.is_empty() && seen.iter().all(|s| s == "alice"), "the upstream saw alice's own token, only: {seen:?}");
 
@@ -714,10 +718,10 @@ fn each_person_authorizes_once_through_the_link_their_call_gave_and_then_acts_as
     let (status, page) = walk(&remote, &authorize_url(&reply), "bob");
     assert_eq!(status, 200, "{page}");
     let before = subs(&remote).len();
-    assert_eq!(shout_as(&remote, &origin, "bob", "his")["result"]["structuredContent"]["result"], "HIS");
+    assert_eq!(shout_as(&remote, &origin, "bob", "his")["result"]["content"][0]["text"], "HIS");
     let seen = subs(&remote)[before..].to_vec();
     assert!(!seen.is_empty() && seen.iter().all(|s| s == "bob"), "bob's calls went as bob: {seen:?}");
-    assert_eq!(shout_as(&remote, &origin, "alice", "hers")["result"]["structuredContent"]["result"], "HERS");
+    assert_eq!(shout_as(&remote, &origin, "alice", "hers")["result"]["content"][0]["text"], "HERS");
     assert_eq!(subs(&remote)[before + seen.len()..], ["alice"], "alice's connection, already up, sent her token once");
     let users = user.capspec(&["auth", "users", "remote"]);
     let listed = String::from_utf8_lossy(&users.stdout).to_string();
@@ -753,7 +757,7 @@ fn each_person_authorizes_once_through_the_link_their_call_gave_and_then_acts_as
     let link = authorize_url(&shout_as(&remote, &origin, "carol", "now"));
     let (status, page) = walk(&remote, &link, "carol");
     assert_eq!(status, 200, "{page}");
-    assert_eq!(shout_as(&remote, &origin, "carol", "now")["result"]["structuredContent"]["result"], "NOW");
+    assert_eq!(shout_as(&remote, &origin, "carol", "now")["result"]["content"][0]["text"], "NOW");
 }
 
 /// `per-user-client.mjs`: the TypeScript SDK's client, declaring URL
@@ -801,14 +805,14 @@ fn a_client_that_follows_links_is_asked_by_url_elicitation_and_its_call_goes_on_
     assert!(asked["url"].as_str().unwrap().starts_with(&format!("{origin}/oauth/upstream/start?ticket=ct1.")), "{done:#}");
     assert!(asked["message"].as_str().unwrap().contains("`remote` is called as each person"), "{done:#}");
     assert_eq!(asked["walked"]["status"], 200, "{done:#}");
-    assert_eq!(done["result"]["structuredContent"]["result"], "YES", "{done:#}");
+    assert_eq!(done["result"]["content"][0]["text"], "YES", "{done:#}");
     assert_eq!(done["completed"], json!([asked["elicitationId"]]), "{done:#}");
     let seen = &subs(&remote)[before..];
     assert!(!seen.is_empty() && seen.iter().all(|s| s == "dana"), "{seen:?}");
 
     // Authorized once: the next call asks nothing.
     let again = sdk_shout(&remote, &origin, "dana", "again", false);
-    assert_eq!((&again["elicitations"], &again["result"]["structuredContent"]["result"]), (&json!([]), &json!("AGAIN")), "{again:#}");
+    assert_eq!((&again["elicitations"], &again["result"]["content"][0]["text"]), (&json!([]), &json!("AGAIN")), "{again:#}");
 
     drop(_gateway);
 
@@ -856,7 +860,7 @@ fn a_client_that_cannot_be_asked_mid_call_gets_the_link_in_its_reply_on_both_rev
     assert!(url.starts_with(&format!("{origin}/oauth/upstream/start?ticket=ct1.")), "{first:#}");
     assert_eq!(walk(&remote, url, "frank").0, 200);
     let second = sdk_call(&remote, &origin, "frank", "shout", &json!({ "text": "a" }), "nourl");
-    assert_eq!(second["result"]["structuredContent"]["result"], "A", "{second:#}");
+    assert_eq!(second["result"]["content"][0]["text"], "A", "{second:#}");
 
     // 2026-07-28, URL elicitation declared: `input_required` carrying the
     // link; the retry, once the person authorized, goes through.
@@ -874,14 +878,14 @@ fn a_client_that_cannot_be_asked_mid_call_gets_the_link_in_its_reply_on_both_rev
     assert!(request["params"]["message"].as_str().unwrap().contains("(`gina`)"), "{asked:#}");
     assert_eq!(walk(&remote, request["params"]["url"].as_str().unwrap(), "gina").0, 200);
     let done = call(json!({ "name": "shout", "arguments": { "text": "b" }, "_meta": meta, "inputResponses": { "io.capspec/authorize": { "action": "accept" } } }));
-    assert_eq!(done["result"]["structuredContent"]["result"], "B", "{done:#}");
+    assert_eq!(done["result"]["content"][0]["text"], "B", "{done:#}");
 
     // The TypeScript SDK v2 client, on 2026-07-28, follows the link from
     // `input_required` and retries by itself.
     let v2 = sdk_call(&remote, &origin, "ivy", "shout", &json!({ "text": "v2" }), "v2");
     assert_eq!(v2["protocol"], "2026-07-28", "{v2:#}");
     assert_eq!((&v2["elicitations"][0]["mode"], &v2["elicitations"][0]["walked"]["status"]), (&json!("url"), &json!(200)), "{v2:#}");
-    assert_eq!(v2["result"]["structuredContent"]["result"], "V2", "{v2:#}");
+    assert_eq!(v2["result"]["content"][0]["text"], "V2", "{v2:#}");
 
     // Without URL elicitation declared, the refusal's message carries the link.
     let (_, refused) = capspec_testkit::http::call_stateless(addr, &token_of(&remote.team, &format!("{origin}/mcp"), "hal"), "shout", json!({ "text": "c" }));
@@ -910,7 +914,7 @@ fn two_instances_sharing_postgres_share_the_vault_and_the_used_tickets() {
 
     // She calls through west, with the credential east stored.
     let before = subs(&remote).len();
-    assert_eq!(shout_as(&remote, &west, "alice", "west")["result"]["structuredContent"]["result"], "WEST");
+    assert_eq!(shout_as(&remote, &west, "alice", "west")["result"]["content"][0]["text"], "WEST");
     let seen = &subs(&remote)[before..];
     assert!(!seen.is_empty() && seen.iter().all(|s| s == "alice"), "{seen:?}");
     let users = user.capspec(&["auth", "users", "remote", "--store", &store]);

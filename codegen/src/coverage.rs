@@ -14,7 +14,9 @@
 //!   or an unrelated fn that merely shares the short name names nothing.
 
 mod exercised;
+mod linked;
 mod mentions;
+pub mod record;
 mod site;
 
 use std::collections::BTreeMap;
@@ -23,7 +25,8 @@ use std::path::Path;
 use syn::spanned::Spanned;
 
 pub use site::{DeriveSite, ImplSite, Scan};
-use exercised::{collect_test_macros, collect_tests, untested_message};
+use exercised::{collect_test_macros, collect_tests};
+use record::{Freshness, REFRESH, RECORD_DIR, Record};
 use mentions::Scope;
 
 use crate::config::Config;
@@ -93,7 +96,7 @@ pub fn scan(root: &Path, config: &Config) -> Scan {
             let mut renames = BTreeMap::new();
             collect_renames(&ast.items, &mut renames);
             let start = scan.impls.len();
-            collect_impls(&ast.items, &file, file_module(root, &file, &mut crates), &mut scan.impls);
+            collect_impls(&ast.items, &file, file_module(root, &file, &mut crates), true, &mut scan.impls);
             collect_derives(&ast.items, &file, &mut scan.derives);
             // `use crate::generated::notes as spec;` then `#[capability(spec::x)]`:
             // read the path through the file's `use … as …` renames.
@@ -105,6 +108,12 @@ pub fn scan(root: &Path, config: &Config) -> Scan {
                 }
             }
         }
+    }
+    // An impl counts only where its crate compiles it.
+    let files: std::collections::BTreeSet<String> = scan.impls.iter().filter(|s| s.linked).map(|s| s.file.clone()).collect();
+    let linked = linked::linked(root, &files);
+    for site in &mut scan.impls {
+        site.linked &= linked.get(&site.file).copied().unwrap_or(true);
     }
     // A path-less impl names its capability through its args type's derive.
     for site in &mut scan.impls {
@@ -206,7 +215,7 @@ fn is_capability_attr(attr: &syn::Attribute) -> bool {
     matches!(segs.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), ["capability"] | ["capspec", "capability"])
 }
 
-fn collect_impls(items: &[syn::Item], file: &str, parent: Vec<String>, out: &mut Vec<ImplSite>) {
+fn collect_impls(items: &[syn::Item], file: &str, parent: Vec<String>, linked: bool, out: &mut Vec<ImplSite>) {
     for item in items {
         match item {
             syn::Item::Fn(f) => {
@@ -222,12 +231,13 @@ fn collect_impls(items: &[syn::Item], file: &str, parent: Vec<String>, out: &mut
                         file: file.to_string(),
                         pos: pos_of(attr.span()),
                         stub: is_stub(&f.block),
+                        linked,
                     });
                 }
             }
             syn::Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
-                    collect_impls(items, file, vec![m.ident.to_string()], out);
+                    collect_impls(items, file, vec![m.ident.to_string()], linked && !linked::is_cfg_test(&m.attrs), out);
                 }
             }
             _ => {}
@@ -313,7 +323,7 @@ pub fn implementations<'a>(set: &'a SpecSet, scan: &'a Scan) -> (ImplsByCapabili
     }
     let mut impls = ImplsByCapability::new();
     let mut unresolved = Vec::new();
-    for site in &scan.impls {
+    for site in scan.impls.iter().filter(|s| s.linked) {
         let resolved = match site.path.as_slice() {
             [] => None,
             [.., module, name] => by_name.get_key_value(name.as_str()).and_then(|(n, ms)| ms.iter().find(|m| **m == module.as_str()).map(|m| (*m, *n))),
@@ -327,8 +337,10 @@ pub fn implementations<'a>(set: &'a SpecSet, scan: &'a Scan) -> (ImplsByCapabili
     (impls, unresolved)
 }
 
-/// Coverage findings for a valid spec set.
-pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
+/// Coverage findings for a valid spec set. `record`: what the last `cargo
+/// test` ran; `None` leaves `coverage/untested` out (a check made inside
+/// that run, which cannot know the rest of it).
+pub fn findings(set: &SpecSet, scan: &Scan, record: Option<&Record>) -> Vec<Finding> {
     let mut out = scan.findings.clone();
     let (impls, unresolved) = implementations(set, scan);
     let names: Vec<&str> = set.capabilities().map(|(_, c)| c.name.as_str()).collect();
@@ -380,18 +392,19 @@ pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
         let qualified = format!("{}.{}", m.name, c.name);
         let file = c.file(m);
         match impls.get(&(m.name.as_str(), c.name.as_str())).map(Vec::as_slice) {
-            None | Some([]) => out.push(
-                Finding::error(
-                    rule::COVERAGE_UNIMPLEMENTED,
-                    file,
-                    c.pos,
-                    match &c.code_first {
-                        Some(origin) => format!("`{qualified}` has no implementation; add a `#[capability]` fn taking `{}`", origin.rust_type.rsplit("::").next().unwrap_or_default()),
-                        None => format!("`{qualified}` has no implementation; add a `#[capability({}::{})]` fn (or run `cargo xtask scaffold`)", m.name, c.name),
-                    },
-                )
-                .for_capability(&c.name),
-            ),
+            None | Some([]) => {
+                // A `#[capability]` fn for it that the crate never compiles.
+                let uncompiled = scan.impls.iter().find(|s| !s.linked && matches!(s.path.as_slice(), [.., mm, n] if *mm == m.name && *n == c.name));
+                let message = match (uncompiled, &c.code_first) {
+                    (Some(site), _) => format!(
+                        "`{qualified}` has no implementation its crate compiles: `{}` at {}:{} is in a file no `mod` item reaches from the crate root (or in a `#[cfg(test)]` module); declare its module (e.g. `mod capabilities;` in `src/lib.rs`)",
+                        site.fn_name, site.file, site.pos.line
+                    ),
+                    (None, Some(origin)) => format!("`{qualified}` has no implementation; add a `#[capability]` fn taking `{}`", origin.rust_type.rsplit("::").next().unwrap_or_default()),
+                    (None, None) => format!("`{qualified}` has no implementation; add a `#[capability({}::{})]` fn (or run `cargo xtask scaffold`)", m.name, c.name),
+                };
+                out.push(Finding::error(rule::COVERAGE_UNIMPLEMENTED, file, c.pos, message).for_capability(&c.name));
+            }
             Some(sites) => {
                 if sites.len() > 1 {
                     for site in sites {
@@ -420,19 +433,51 @@ pub fn findings(set: &SpecSet, scan: &Scan) -> Vec<Finding> {
                 }
             }
         }
-        if scan.exercising(&m.name, c).next().is_none() {
-            out.push(
-                Finding::error(
-                    rule::COVERAGE_UNTESTED,
-                    file,
-                    c.pos,
-                    untested_message(&m.name, c),
-                )
-                .for_capability(&c.name),
-            );
+        if let Some(record) = record {
+            if record.tests(&qualified, &crate::render::contract_fingerprint(m, c)).is_empty() {
+                out.push(Finding::error(rule::COVERAGE_UNTESTED, file, c.pos, untested_message(&qualified, record)).for_capability(&c.name));
+            }
+        }
+    }
+    if let Some(record) = record {
+        let needs_tests = set.capabilities().any(|(m, _)| m.upstream.is_none());
+        match &record.freshness {
+            Freshness::Fresh => {}
+            _ if !needs_tests => {}
+            Freshness::Missing => out.push(Finding::error(
+                rule::COVERAGE_STALE,
+                crate::config::CONFIG_FILE,
+                Pos::default(),
+                format!(
+                    "no coverage record: no `{REFRESH}` of this project has run a capability with the recording on (`{RECORD_DIR}/`, set by `CAPSPEC_COVERAGE_DIR` in `.cargo/config.toml`); run `{REFRESH}`, then check again"
+                ),
+            )),
+            Freshness::Stale { changed } => out.push(Finding::error(
+                rule::COVERAGE_STALE,
+                changed,
+                Pos::default(),
+                format!("this file changed after the last `{REFRESH}` started, so its coverage record counts for nothing; run `{REFRESH}`, then check again"),
+            )),
         }
     }
     out
+}
+
+/// Why `qualified` counts as untested.
+fn untested_message(qualified: &str, record: &Record) -> String {
+    match (&record.freshness, record.last_run(qualified).as_slice()) {
+        (Freshness::Fresh, _) => format!(
+            "no test ran `{qualified}`: the last `{REFRESH}` never called it through `invoke`, a generated binding, a guest facade or a served MCP surface; add a test that calls it"
+        ),
+        (Freshness::Missing, _) => format!("`{qualified}` is not known to be tested: there is no coverage record; run `{REFRESH}`"),
+        (Freshness::Stale { changed }, []) => {
+            format!("`{qualified}` is not known to be tested: `{changed}` changed after the last `{REFRESH}`, which did not run it either; run `{REFRESH}`")
+        }
+        (Freshness::Stale { changed }, ran) => format!(
+            "`{qualified}` is not known to be tested: the last `{REFRESH}` ran it ({}), but `{changed}` changed since; run `{REFRESH}`",
+            ran.join(", ")
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::config::Allow;
+use crate::coverage::record::{Freshness, Record};
 use crate::coverage::{self, Scan};
 use crate::error::FatalError;
 use crate::finding::Finding;
@@ -46,9 +47,32 @@ pub struct Row {
     pub upstream: Option<String>,
 }
 
+/// The state of the coverage record the `tests` column comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecordState {
+    /// `fresh`, `missing` or `stale`: only a fresh record names tests.
+    pub state: &'static str,
+    /// For a stale record: the file that changed after the last `cargo test`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed: Option<String>,
+}
+
+impl From<Freshness> for RecordState {
+    fn from(f: Freshness) -> RecordState {
+        match f {
+            Freshness::Fresh => RecordState { state: "fresh", changed: None },
+            Freshness::Missing => RecordState { state: "missing", changed: None },
+            Freshness::Stale { changed } => RecordState { state: "stale", changed: Some(changed) },
+        }
+    }
+}
+
 /// The coverage table, one row per capability, sorted by module then name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CoverageTable {
+    /// The coverage record the `tests` column comes from (what the last
+    /// `cargo test` ran).
+    pub record: RecordState,
     /// The rows.
     pub capabilities: Vec<Row>,
 }
@@ -72,16 +96,17 @@ pub fn coverage(root: &Path) -> Result<Coverage, FatalError> {
     let blocked = project.is_blocked();
     let Some(config) = project.config.clone() else {
         let (findings, sources) = project.into_findings();
-        return Ok(Coverage { table: CoverageTable { capabilities: Vec::new() }, findings, sources });
+        return Ok(Coverage { table: CoverageTable { record: Freshness::Missing.into(), capabilities: Vec::new() }, findings, sources });
     };
     let scan = coverage::scan(root, &config);
-    let table = table(&project.loaded.set, &scan, &config.allow);
+    let record = coverage::record::read(root, &config);
+    let table = table(&project.loaded.set, &scan, &record, &config.allow);
     let (findings, sources) = if blocked { project.into_findings() } else { (Vec::new(), Sources::default()) };
     Ok(Coverage { table, findings, sources })
 }
 
 /// The table of `set` from `scan`, gap reasons from `allows`.
-pub(crate) fn table(set: &SpecSet, scan: &Scan, allows: &[Allow]) -> CoverageTable {
+pub(crate) fn table(set: &SpecSet, scan: &Scan, record: &Record, allows: &[Allow]) -> CoverageTable {
     let (impls, _) = coverage::implementations(set, scan);
     let capabilities = set
         .capabilities()
@@ -91,9 +116,7 @@ pub(crate) fn table(set: &SpecSet, scan: &Scan, allows: &[Allow]) -> CoverageTab
                 .map(|sites| sites.iter().map(|s| Site { file: s.file.clone(), line: s.pos.line }).collect())
                 .unwrap_or_default();
             implemented_by.sort();
-            let mut tests: Vec<String> = scan.exercising(&m.name, c).map(|t| t.label()).collect();
-            tests.sort();
-            tests.dedup();
+            let tests = record.tests(&format!("{}.{}", m.name, c.name), &crate::render::contract_fingerprint(m, c));
             let file = c.file(m);
             let gap = if tests.is_empty() {
                 allows
@@ -110,7 +133,7 @@ pub(crate) fn table(set: &SpecSet, scan: &Scan, allows: &[Allow]) -> CoverageTab
             Row { capability: format!("{}.{}", m.name, c.name), category: c.category.as_str(), implemented_by, tests, gap, upstream }
         })
         .collect();
-    CoverageTable { capabilities }
+    CoverageTable { record: record.freshness.clone().into(), capabilities }
 }
 
 impl CoverageTable {
@@ -118,7 +141,12 @@ impl CoverageTable {
     pub fn to_markdown(&self) -> String {
         // Cell text cannot break the table: `|` is escaped, line breaks folded.
         let cell = |text: &str| text.replace('\\', "\\\\").replace('|', "\\|").split_whitespace().collect::<Vec<_>>().join(" ");
-        let mut out = String::from("| capability | category | implemented by | tests | gap |\n|---|---|---|---|---|\n");
+        let mut out = match (self.record.state, &self.record.changed) {
+            ("fresh", _) => String::from("Tests: what the last `cargo test` ran (its coverage record).\n\n"),
+            ("stale", Some(changed)) => format!("Tests: none counted: `{}` changed after the last `cargo test`; run `cargo test` to refresh the coverage record.\n\n", cell(changed)),
+            _ => String::from("Tests: none counted: no coverage record; run `cargo test` to record which tests run each capability.\n\n"),
+        };
+        out.push_str("| capability | category | implemented by | tests | gap |\n|---|---|---|---|---|\n");
         for row in &self.capabilities {
             let sites = row.implemented_by.iter().map(|s| format!("`{}:{}`", s.file, s.line)).collect::<Vec<_>>().join("<br>");
             let tests = row.tests.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join("<br>");

@@ -48,6 +48,13 @@ pub struct Imported {
     pub renamed: Vec<(String, String)>,
 }
 
+impl Imported {
+    /// One line per renamed tool, as the import commands print them.
+    pub fn rename_lines(&self) -> impl Iterator<Item = String> + '_ {
+        self.renamed.iter().map(|(tool, name)| format!("renamed  `{tool}` → `{name}` (the tool name stays an alias: calls by it resolve)"))
+    }
+}
+
 /// Why an import could not run at all (exit code 2).
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {

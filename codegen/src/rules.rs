@@ -52,7 +52,8 @@ rules! {
     COVERAGE_UNKNOWN = "coverage/unknown", true, "a #[capability] fn naming no capability";
     COVERAGE_DUPLICATE_IMPL = "coverage/duplicate-impl", true, "two fns implement one capability";
     COVERAGE_STUB = "coverage/stub", true, "an impl whose body is still only todo!/unimplemented!";
-    COVERAGE_UNTESTED = "coverage/untested", true, "no test exercises the capability";
+    COVERAGE_UNTESTED = "coverage/untested", true, "no test ran the capability in the last `cargo test` (observed at run time, never inferred from names)";
+    COVERAGE_STALE = "coverage/stale", true, "the coverage record is missing, or older than a spec, source or test: run `cargo test`";
     COVERAGE_CONTRACT_UNCHECKED = "coverage/contract-unchecked", true, "with `--base`: a capability whose contract changed (or that is new) while the diff touches no test that exercises it";
     COVERAGE_PARSE = "coverage/parse", false, "a source or test file that cannot be parsed";
     BREAKING_REMOVED_CAPABILITY = "breaking/removed-capability", true, "with --base: a capability was removed (a rename kept in `aliases` is not a removal)";

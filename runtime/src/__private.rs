@@ -7,7 +7,7 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::spec::Category;
-pub use crate::code_first::{Capability, CodeFirst, require_deserialize, schema_of};
+pub use crate::code_first::{Capability, CodeFirst, NoOutputSchema, OutputProbe, OutputSchema, require_deserialize, schema_of};
 pub use crate::error::CapError;
 pub use crate::gate::BoxFuture;
 pub use crate::registry::Registration;

@@ -39,6 +39,9 @@ pub struct CodeFirst {
     pub description: &'static str,
     /// A short human title (the MCP `title`), when given.
     pub title: Option<&'static str>,
+    /// Hidden names it is also called by (`aliases = [...]`): resolved by
+    /// `invoke` and `tools/call`, never listed.
+    pub aliases: &'static [&'static str],
     /// MCP hint refinements as written: `("idempotent", true)`, ….
     pub hints: &'static [(&'static str, bool)],
     /// `#[capability(open)]`: unknown keys in the arguments are accepted
@@ -86,6 +89,9 @@ impl CodeFirst {
         if self.open {
             record["open"] = json!(true);
         }
+        if !self.aliases.is_empty() {
+            record["aliases"] = json!(self.aliases);
+        }
         if !self.hints.is_empty() {
             record["hints"] = self.hints.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>().into();
         }
@@ -113,6 +119,72 @@ impl CodeFirst {
         if let Err(e) = std::fs::write(&file, text) {
             panic!("cannot write the code-first export {}: {e}", file.display());
         }
+    }
+}
+
+/// The output export's file beside `<rust_type>.json`: the schema of the
+/// `#[capability]` fn's return type, when it has one.
+pub const OUTPUT_EXPORT_EXTENSION: &str = "output";
+
+impl CodeFirst {
+    /// What the `#[capability]` fn's hidden export test does for a
+    /// code-first capability: write the output schema of its return type
+    /// (`None` when the type is not `JsonSchema`, or is `()`) beside the
+    /// spec's export record.
+    pub fn export_output_to_env_dir(&self, schema: Option<Value>) {
+        let Some(dir) = std::env::var_os(EXPORT_DIR_VAR) else { return };
+        let schema = schema.filter(|s| s.get("type").and_then(Value::as_str) != Some("null"));
+        let file = PathBuf::from(dir).join(format!("{}.{OUTPUT_EXPORT_EXTENSION}", self.rust_type.replace("::", ".")));
+        let text = serde_json::to_string(&json!({ "output_schema": schema })).expect("export records serialize");
+        if let Err(e) = std::fs::write(&file, text) {
+            panic!("cannot write the code-first output export {}: {e}", file.display());
+        }
+    }
+}
+
+/// The return type of a `#[capability]` fn, probed for `JsonSchema` by
+/// autoref: `(&OutputProbe::<T>::new()).output_schema()` is the schema when
+/// `T: JsonSchema` ([`OutputSchema`]) and `None` otherwise
+/// ([`NoOutputSchema`]), so a return type need not implement it.
+pub struct OutputProbe<T: ?Sized>(std::marker::PhantomData<fn() -> Box<T>>);
+
+impl<T: ?Sized> OutputProbe<T> {
+    /// The probe for `T`.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        OutputProbe(std::marker::PhantomData)
+    }
+}
+
+impl<T: ?Sized> Clone for OutputProbe<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: ?Sized> Copy for OutputProbe<T> {}
+
+/// The probe's answer for a `JsonSchema` type: its schema.
+pub trait OutputSchema {
+    /// `T`'s schema.
+    fn output_schema(self) -> Option<Value>;
+}
+impl<T: schemars::JsonSchema> OutputSchema for &OutputProbe<T> {
+    fn output_schema(self) -> Option<Value> {
+        // What the value serializes to, as rmcp's `Json<T>` describes it:
+        // an `Option` field is always written (as `null`), so required.
+        let generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
+        Some(serde_json::to_value(generator.into_root_schema_for::<T>()).expect("schemas serialize"))
+    }
+}
+
+/// The probe's answer for any other type: none.
+pub trait NoOutputSchema {
+    /// None.
+    fn output_schema(self) -> Option<Value>;
+}
+impl<T: ?Sized> NoOutputSchema for OutputProbe<T> {
+    fn output_schema(self) -> Option<Value> {
+        None
     }
 }
 

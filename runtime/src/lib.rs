@@ -35,6 +35,7 @@ pub mod audit;
 pub mod builtin;
 mod code_first;
 mod coerce;
+mod coverage;
 pub mod content;
 mod forward;
 mod json;
@@ -65,6 +66,8 @@ mod spec;
 mod surface;
 pub mod testing;
 mod tiered;
+#[cfg(any(feature = "oauth", feature = "otlp", feature = "upstream"))]
+mod tls;
 pub mod trace;
 mod validate;
 
@@ -91,6 +94,7 @@ pub mod __private;
 pub mod __internals {
     pub use crate::code_first::code_first_specs;
     pub use crate::coerce::coerce;
+    pub use crate::coverage::DIR_VAR as COVERAGE_DIR_VAR;
     pub use crate::registry::{Registration, registrations};
     pub use crate::validate::{Objects, Validator};
 }

@@ -77,9 +77,8 @@ impl Otlp {
     /// Tokio runtime: the gRPC exporter's connection runs on it.
     pub fn from_env(service: &str) -> Result<Option<Otlp>, OtlpError> {
         let Some(endpoint) = requested() else { return Ok(None) };
-        // https:// endpoints: rustls on ring, the provider the rest of the
-        // runtime uses, installed before a client is built.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        // https:// endpoints: rustls, on the process's provider.
+        crate::tls::ensure_provider();
         let asked = var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").or_else(|| var("OTEL_EXPORTER_OTLP_PROTOCOL")).unwrap_or_else(|| "http/protobuf".into());
         let (exporter, protocol) = match asked.as_str() {
             "http/protobuf" => (SpanExporter::builder().with_http().with_protocol(opentelemetry_otlp::Protocol::HttpBinary).build(), "http/protobuf"),

@@ -24,7 +24,6 @@ use crate::audit::Decided;
 use crate::ladder::{CatchUnwind, Journaled, Reached, arguments, fill_message, panic_text};
 use crate::spec::{Category, Module, Spec};
 
-
 struct Entry {
     spec: &'static Spec,
     /// The output schema, parsed once, when it marks binary content.
@@ -36,6 +35,14 @@ struct Entry {
 }
 
 impl Entry {
+    /// The upstream server the capability is forwarded to (§12), if any.
+    fn upstream(&self) -> Option<&str> {
+        match &self.call {
+            Call::Forward(forward) => Some(forward.server()),
+            _ => None,
+        }
+    }
+
     /// What the audit log is told of a call of this capability.
     fn audited<'a>(&'a self, upstream: Option<&'a str>, decided: Decided, policies: &'a [String], args: Option<&'a Value>) -> crate::audit::Call<'a> {
         crate::audit::Call { capability: &self.qualified, category: Some(self.spec.category.as_str()), upstream, decided, policies, args }
@@ -369,6 +376,12 @@ impl Mounted {
         self.entry(name).ok().map(|e| e.spec)
     }
 
+    /// The upstream server a mounted capability is forwarded to (§12), or
+    /// `None` for one implemented here (or unknown).
+    pub fn upstream_of(&self, name: &str) -> Option<&str> {
+        self.entry(name).ok()?.upstream()
+    }
+
     fn entry(&self, name: &str) -> Result<&Entry, CallError> {
         let registry = &self.registry;
         let mounted = |i: &usize| self.mounted[registry.entries[*i].module];
@@ -425,10 +438,7 @@ impl Mounted {
         // instrumentation wrapper (its enter/exit on every poll) altogether.
         let reached = if span.is_disabled() { ladder.await } else { tracing::Instrument::instrument(ladder, span.clone()).await };
         let Reached { capability, entry, decision, result, journal, policy, decided, audited } = reached;
-        let upstream = entry.and_then(|e| match &e.call {
-            Call::Forward(forward) => Some(forward.server().to_string()),
-            _ => None,
-        });
+        let upstream = entry.and_then(|e| e.upstream().map(str::to_string));
         let status = Status::of(&result);
         crate::trace::finished(&span, decision, status, result.as_ref().err(), &policy);
         let mut duration = start.elapsed().saturating_sub(waited);
@@ -499,7 +509,7 @@ impl Mounted {
         }
         // 4. the caller's scopes (DESIGN §13) and policies (§14), then the gate
         let mut policy = Vec::new();
-        let upstream = if let Call::Forward(forward) = &entry.call { Some(forward.server()) } else { None };
+        let upstream = entry.upstream();
         let decision = match crate::policy::step(run, entry.spec, upstream, &args, &mut policy) {
             // The fast path: no approver, no lock.
             Step::Allow => GateDecision::Auto,
@@ -563,6 +573,7 @@ impl Mounted {
         // 5. impl (a panic is contained and reported as `failed`)
         let call: BoxFuture<'_, Result<Value, CallError>> = match &entry.call {
             Call::Impl(call) => {
+                crate::coverage::reached(qualified, entry.spec.fingerprint);
                 let call = call(run, args);
                 Box::pin(async move { call.await.map_err(|e| CallError { code: ErrorCode::Failed, message: e.message, capability: String::new() }) })
             }

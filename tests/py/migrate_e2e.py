@@ -5,8 +5,11 @@ Run by cli/tests/migrate.rs:
     python migrate_e2e.py stdio <command> [args…]   # `cargo capspec serve` over the pinned server
     python migrate_e2e.py http <url> <token>         # the native server's own app
 
-Adds a note, lists it by tag and reads it back through the tools; prints a
-JSON summary as its last line.
+    python migrate_e2e.py stdio <rmcp server> --stdio  # the rmcp server itself
+
+Lists the tools, adds a note, lists it by tag and reads it back through
+the tools' old names; prints a JSON summary (with the whole listing) as its
+last line.
 """
 
 import asyncio
@@ -19,17 +22,11 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 
-def payload(result):
-    """The tool's value: structured content, or JSON text (an rmcp tool
-    without an output schema answers with text, which capspec passes on
-    as `{"result": text}`)."""
-    assert not result.is_error, result
-    value = result.structured_content
-    if value is None:
-        value = result.content[0].text
-    if isinstance(value, dict) and list(value) == ["result"]:
-        value = value["result"]
-    return json.loads(value) if isinstance(value, str) else value
+def answer(result):
+    """What a tool answered, as a client sees it: structured content and
+    the text blocks."""
+    texts = [c.text for c in result.content if c.type == "text"]
+    return {"error": result.is_error, "structured": result.structured_content, "texts": texts}
 
 
 ASKED = []
@@ -42,11 +39,15 @@ async def approve(_ctx, params):
 
 
 async def exercise(client):
-    tools = sorted(t.name for t in (await client.list_tools()).tools)
-    added = payload(await client.call_tool("add_note", {"title": "migrate", "tag": "docs"}))
-    listed = payload(await client.call_tool("list_notes", {"tag": "docs", "maxResults": 5}))
-    read = payload(await client.call_tool("read_note", {"noteId": added["noteId"]}))
-    return {"tools": tools, "added": added, "listed": listed, "read": read, "asked": len(ASKED)}
+    """The tools by the names the server's clients already call
+    (kebab-case): add a note, list it by tag and read it."""
+    listed = (await client.list_tools()).tools
+    listing = sorted((t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed), key=lambda t: t["name"])
+    added = answer(await client.call_tool("add-note", {"title": "migrate", "tag": "docs"}))
+    note_id = added["structured"]["noteId"]
+    found = answer(await client.call_tool("list-notes", {"tag": "docs", "maxResults": 5}))
+    read = answer(await client.call_tool("read-note", {"noteId": note_id}))
+    return {"listing": listing, "added": added, "listed": found, "read": read, "asked": len(ASKED)}
 
 
 async def main(argv):

@@ -110,6 +110,30 @@ fn an_exported_spec_reaches_every_generated_file_after_sync() {
     assert_eq!(capspec_codegen::check(root).unwrap().findings.iter().filter(|f| f.rule.starts_with("drift/")).count(), 0);
 }
 
+/// `aliases = ["tag-note"]` in the derive: the spec's hidden names, in the
+/// generated `SPEC` (which `invoke` and `tools/call` resolve) and never in
+/// a catalog, a facade or capabilities.json; a bad alias is a located finding.
+#[test]
+fn a_derives_aliases_reach_the_spec_and_no_listing() {
+    let dir = project("cf-aliases");
+    let mut spec = exported("notes", "tag_note", "write", "Tag a note.", tag_note_schema());
+    spec.aliases = vec!["tag-note".into(), "labelNote".into()];
+    let outcome = capspec_codegen::sync::sync_with(dir.path(), Some(&fresh(vec![spec.clone()]))).unwrap();
+    assert!(outcome.findings.is_empty(), "{:?}", outcome.findings);
+    let root = dir.path();
+    let rust = read(root, "src/generated/notes.rs");
+    assert!(rust.contains("aliases: &[\"tag-note\", \"labelNote\"]"), "{rust}");
+    for listing in ["catalog/notes.md", "catalog/capabilities.json", "guest/notes.js", "guest/notes.d.ts"] {
+        assert!(!read(root, listing).contains("tag-note") && !read(root, listing).contains("labelNote"), "{listing} lists an alias");
+    }
+    let record: Value = serde_json::from_str(&read(root, "specs/code-first.json")).unwrap();
+    assert_eq!(record["capabilities"][0]["aliases"], json!(["tag-note", "labelNote"]));
+    spec.aliases = vec!["tag note".into()];
+    let report = check(root, fresh(vec![spec]));
+    let bad = report.findings.iter().find(|f| f.rule == "spec/invalid-name").unwrap_or_else(|| panic!("{:?}", report.findings));
+    assert!(bad.message.contains("invalid alias") && bad.file == "src/notes.rs", "{bad:?}");
+}
+
 #[test]
 fn a_dropped_keyword_is_a_warning_at_the_derive() {
     let dir = project("cf-keyword");

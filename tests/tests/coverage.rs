@@ -23,8 +23,15 @@ fn coverage_walk_and_suppressions() {
     insta::assert_snapshot!(report::render(&report, Format::Human));
 }
 
+/// The findings but the run-time coverage verdict (no test of these
+/// projects runs; `only_a_recorded_call_makes_a_capability_tested` covers it).
+fn static_check(dir: &std::path::Path) -> capspec_codegen::Report {
+    let options = capspec_codegen::CheckOptions { without_test_record: true, ..Default::default() };
+    capspec_codegen::check_with(dir, &options).unwrap()
+}
+
 fn rules(dir: &std::path::Path) -> Vec<(String, String)> {
-    capspec_codegen::check(dir).unwrap().findings.into_iter().map(|f| (f.rule, f.capability.unwrap_or_default())).collect()
+    static_check(dir).findings.into_iter().map(|f| (f.rule, f.capability.unwrap_or_default())).collect()
 }
 
 /// scaffold → `coverage/stub` → fill in → clean, on a project whose
@@ -99,7 +106,7 @@ fn code_first_impls_and_derives_are_covered() {
     dir.write("src/notes.rs", source);
     dir.write("tests/t.rs", "#[test]\nfn t() { call(\"tag_note\"); call(\"pin\"); }\n");
     capspec_codegen::sync(dir.path()).unwrap();
-    let report = capspec_codegen::check(dir.path()).unwrap();
+    let report = static_check(dir.path());
     let found: Vec<(String, u32, String)> = report.findings.iter().map(|f| (f.rule.clone(), f.line, f.message.clone())).collect();
     assert_eq!(found.len(), 3, "{found:#?}");
     assert_eq!((found[0].0.as_str(), found[0].1), ("coverage/unimplemented", 9), "{found:#?}");
@@ -116,34 +123,83 @@ fn code_first_impls_and_derives_are_covered() {
     syn_parses(&stub);
 }
 
-/// A test exercises a capability only when it names it in a way no other
-/// item shares (DESIGN §5). The fixture's tests call methods, fns and
-/// fields that share capabilities' short names, which attribute nothing,
-/// beside a `use` alias of a generated path, the impl fn's path (through
-/// its module, imported by name, at the crate root) and a macro-generated
-/// test naming the qualified name, which do. `check` and the coverage
-/// table agree on every row.
+/// A capability is tested only when the coverage record of the last
+/// `cargo test` says a test's call reached it (DESIGN §5). The fixture's
+/// tests name capabilities in every way a name can be written — a `use`
+/// alias of a generated path, the impl fn's path, a macro-made test with
+/// the qualified name as a string, methods, fns and fields sharing the
+/// short names — and none of it counts. A record the runtime wrote
+/// (its format, by hand here; `cli/tests/init.rs` has the runtime write
+/// one) counts for exactly what it names: not an earlier run's, not
+/// another workspace's, and nothing once a test changed after it. An impl
+/// in a file no `mod` item reaches implements nothing.
 #[test]
-fn coverage_attribution_is_exact() {
-    let dir = TempDir::new("coverage-attribution");
+fn only_a_recorded_call_makes_a_capability_tested() {
+    let dir = TempDir::new("coverage-record");
     copy_dir(&fixtures().join("coverage/attribution"), dir.path());
+    // `memory.rs` is no longer declared: its impls are never compiled.
+    dir.write("src/capabilities/mod.rs", "pub mod notes;\n");
     capspec_codegen::sync(dir.path()).unwrap();
-    let report = capspec_codegen::check(dir.path()).unwrap();
-    let mut untested: Vec<String> = report
-        .findings
-        .iter()
-        .map(|f| {
-            assert_eq!(f.rule, "coverage/untested", "{f:?}");
-            f.message.split('`').nth(1).unwrap().to_string()
-        })
-        .collect();
-    untested.sort();
-    assert_eq!(untested, ["memory.create_entities", "notes.close_note", "notes.drop_note", "notes.open_note"]);
+    let all = ["memory.create_entities", "memory.read_graph", "notes.close_note", "notes.drop_note", "notes.list_notes", "notes.open_note", "notes.pin_note", "notes.star_note", "notes.tag_note"];
+    let verdict = |dir: &std::path::Path| {
+        let report = capspec_codegen::check(dir).unwrap();
+        let mut by_rule: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for f in &report.findings {
+            let what = if f.rule == "coverage/stale" { f.file.clone() } else { f.message.split('`').nth(1).unwrap().to_string() };
+            by_rule.entry(f.rule.clone()).or_default().push(what);
+        }
+        by_rule.values_mut().for_each(|v| v.sort());
+        (by_rule, report)
+    };
 
+    // No record: nothing is tested, however the tests name things.
+    let (found, report) = verdict(dir.path());
+    assert_eq!(found["coverage/untested"], all, "{found:#?}");
+    assert_eq!(found["coverage/stale"], ["capspec.toml"], "{found:#?}");
+    assert_eq!(found["coverage/unimplemented"], ["memory.create_entities", "memory.read_graph"], "{found:#?}");
+    let unlinked = report.findings.iter().find(|f| f.rule == "coverage/unimplemented").unwrap();
+    assert!(unlinked.message.contains("src/capabilities/memory.rs:4 is in a file no `mod` item reaches from the crate root"), "{}", unlinked.message);
+
+    // The record of a run: two of its observations count.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    let manifest = dir.path().canonicalize().unwrap().to_string_lossy().into_owned();
+    let record = |run: &str, started: f64, manifest: &str, binary: &str, via: Option<&str>, lines: &[serde_json::Value]| {
+        let header = serde_json::json!({"capspec_coverage": 1, "run": run, "started": started, "manifest_dir": manifest, "binary": binary, "via": via});
+        let text: String = std::iter::once(&header).chain(lines).map(|l| format!("{l}\n")).collect();
+        dir.write(&format!(".capspec/coverage/{run}/{}-1.jsonl", via.unwrap_or(binary)), &text);
+    };
+    // Each call names the contract it was compiled against, as the catalog
+    // says it; a capability of the same name with another contract (in
+    // another registry) is not this one.
+    let catalog: serde_json::Value = serde_json::from_str(&dir.read("catalog/capabilities.json")).unwrap();
+    let fingerprint = |cap: &str| {
+        let (module, name) = cap.split_once('.').unwrap();
+        let entry = catalog["modules"].as_array().unwrap().iter().find(|m| m["name"] == module).unwrap()["capabilities"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap().clone();
+        entry["fingerprint"].as_str().unwrap().to_string()
+    };
+    let ran = |cap: &str, test: Option<&str>| serde_json::json!({"capability": cap, "fingerprint": fingerprint(cap), "test": test, "thread": test.is_none().then_some("tokio-runtime-worker")});
+    let other_contract = serde_json::json!({"capability": "notes.drop_note", "fingerprint": "0000000000000000", "test": "drops"});
+    record("7-700", now + 1.0, &manifest, "counted", None, &[ran("notes.tag_note", Some("tags_through_an_alias")), ran("notes.pin_note", None), other_contract]);
+    record("7-700", now + 1.0, &manifest, "counted", Some("notes-server"), &[ran("notes.star_note", None)]);
+    // An earlier run, and a run of a project in another directory.
+    record("6-600", now - 60.0, &manifest, "counted", None, &[ran("notes.open_note", Some("opens"))]);
+    record("8-800", now + 2.0, "/elsewhere/project", "other", None, &[ran("notes.close_note", Some("closes"))]);
+    let (found, _) = verdict(dir.path());
+    let tested = ["notes.pin_note", "notes.star_note", "notes.tag_note"];
+    assert_eq!(found["coverage/untested"], all.iter().filter(|c| !tested.contains(c)).copied().collect::<Vec<_>>(), "{found:#?}");
+    assert!(!found.contains_key("coverage/stale"), "{found:#?}");
     let table = capspec_codegen::coverage_table::coverage(dir.path()).unwrap().table;
     for row in &table.capabilities {
-        assert_eq!(row.tests.is_empty(), untested.contains(&row.capability), "the table and check disagree on {row:?}");
+        assert_eq!(!row.tests.is_empty(), tested.contains(&row.capability.as_str()), "the table and check disagree on {row:?}");
     }
     insta::assert_snapshot!(table.to_markdown());
-    insta::assert_snapshot!(report::render(&report, Format::Human));
+
+    // A test changed after the run: the record counts for nothing.
+    let changed = std::fs::File::options().append(true).open(dir.path().join("tests/counted.rs")).unwrap();
+    changed.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(now + 30.0)).unwrap();
+    let (found, report) = verdict(dir.path());
+    assert_eq!(found["coverage/untested"], all, "{found:#?}");
+    assert_eq!(found["coverage/stale"], ["tests/counted.rs"], "{found:#?}");
+    let tag = report.findings.iter().find(|f| f.message.contains("`notes.tag_note`")).unwrap();
+    assert!(tag.message.contains("the last `cargo test` ran it (tags_through_an_alias (counted)), but `tests/counted.rs` changed since"), "{}", tag.message);
 }

@@ -239,6 +239,7 @@ proptest! {
             category: import::category_of(&t).0.as_str().into(),
             description: t["description"].as_str().unwrap().trim().into(),
             title: None,
+            aliases: Vec::new(),
             hints: import::category_of(&t).1.set().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             // A tool whose input declares no properties takes any keys: the
             // derive says so with `open`.
@@ -248,6 +249,7 @@ proptest! {
             line: 1,
             column: 1,
             input_schema: t["inputSchema"].clone(),
+            output_schema: None,
         };
         let code = load_with(std::path::Path::new("/nonexistent/capspec-properties"), vec![SpecFile { path: "specs/mod0.yaml".into(), bytes: module_only.into_bytes() }], vec![exported]);
         prop_assert!(unlinted(&code.findings).is_empty(), "{:?}", code.findings);

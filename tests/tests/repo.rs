@@ -54,3 +54,71 @@ fn repo_specs_reference_the_editor_schema() {
         }
     }
 }
+
+/// Every `cargo install` a person is told to run (README, book, the CLI's
+/// own messages) carries `--locked`: what they install is what CI built
+/// from `Cargo.lock`, not whatever newer crates resolve that day.
+#[test]
+fn every_documented_install_is_locked() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() && !matches!(name.as_str(), "target" | "book" | "node_modules" | ".git" | "fixtures" | ".venv") {
+                walk(&path, out);
+            } else if name.ends_with(".md") || (name.ends_with(".rs") && path.components().any(|c| c.as_os_str() == "src")) {
+                out.push(path);
+            }
+        }
+    }
+    let root = workspace_root();
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    files.sort();
+    let mut unlocked = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            for (at, _) in line.match_indices("cargo install") {
+                // The command runs to the end of its code span or line.
+                let command = line[at..].split('`').next().unwrap_or_default();
+                if !command.contains("--locked") {
+                    unlocked.push(format!("{}:{}: {}", file.strip_prefix(&root).unwrap().display(), i + 1, command.trim()));
+                }
+            }
+        }
+    }
+    assert!(files.len() > 50, "the walk found the docs and sources: {}", files.len());
+    assert!(unlocked.is_empty(), "`cargo install` without `--locked`:\n{}", unlocked.join("\n"));
+}
+
+/// The process-wide rustls provider is chosen in one place
+/// (`runtime/src/tls.rs`), and not by naming a provider module: rustls
+/// deprecates its ring provider's constructor, and a deprecated call warns
+/// every crate that depends on capspec.
+#[test]
+fn the_tls_provider_is_installed_in_one_place() {
+    let dir = workspace_root().join("runtime/src");
+    let mut files = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() { stack.push(path) } else if path.extension().is_some_and(|e| e == "rs") { files.push(path) }
+        }
+    }
+    let mut found = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let relative = file.strip_prefix(&dir).unwrap().display().to_string();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            if code.contains("rustls::crypto::") || code.contains("ClientConfig::builder") || code.contains("install_default()") {
+                found.push(format!("{relative}:{}", i + 1));
+            }
+        }
+    }
+    assert!(files.len() > 40, "the walk found the runtime's sources: {}", files.len());
+    assert_eq!(found, ["tls.rs:21"], "the rustls provider is chosen outside runtime/src/tls.rs");
+}

@@ -303,6 +303,7 @@ fn registry_refuses_code_first_specs_the_bindings_do_not_match() {
         category,
         description,
         title: None,
+        aliases: &[],
         hints: &[],
         open: false,
         rust_type: "host::Args",

@@ -23,9 +23,21 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn clean_project_exits_0() {
-    let out = xtask(&["check", "--root", &repo().to_string_lossy()]);
+    // This repo's own gate needs the record of a finished `cargo test`
+    // (CI runs it after the tests); here, a project whose every gap is
+    // explained, so no verdict rests on a record.
+    let dir = std::env::temp_dir().join(format!("capspec-cli-clean-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("specs")).unwrap();
+    let allow = |rule: &str| format!("[[allow]]\nrule = \"{rule}\"\nfile = \"specs/x.yaml\"\nreason = \"served by the reference server\"\n");
+    std::fs::write(dir.join("capspec.toml"), format!("specs = \"specs\"\n{}{}", allow("coverage/unimplemented"), allow("coverage/untested"))).unwrap();
+    std::fs::write(dir.join("specs/x.yaml"), "module: x\ndescription: X.\ncapabilities:\n  - { name: y, category: read, description: Y. }\n").unwrap();
+    let root = dir.to_string_lossy().into_owned();
+    assert_eq!(xtask(&["sync", "--root", &root]).status.code(), Some(0));
+    let out = xtask(&["check", "--root", &root]);
     assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
     assert!(stdout(&out).contains("no findings"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -33,8 +45,13 @@ fn default_root_is_the_workspace() {
     // From a member without a capspec.toml: the nearest one above it, the
     // workspace root's (outside the repository, the workspace's members
     // decide, and two of them hold one here: the root and docs/crate).
-    let out = Command::new(env!("CARGO_BIN_EXE_xtask")).args(["check", "--no-build"]).current_dir(repo().join("xtask")).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    // (Its coverage verdict waits for this `cargo test` to finish: the
+    // root is found and checked, whatever the record says.)
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask")).args(["check", "--no-build", "--format", "json"]).current_dir(repo().join("xtask")).output().unwrap();
+    assert_ne!(out.status.code(), Some(2), "{}{}", stdout(&out), stderr(&out));
+    let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rules: Vec<&str> = value["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap()).collect();
+    assert!(rules.iter().all(|r| *r == "coverage/untested" || *r == "coverage/stale"), "{rules:?}");
 }
 
 #[test]
@@ -106,8 +123,9 @@ fn sync_writes_then_writes_nothing_and_refuses_bad_specs() {
     // Nothing drifted (the only findings are about the missing impl and test).
     let check = xtask(&["check", "--root", &root, "--format", "json"]);
     let value: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
-    let rules: Vec<&str> = value["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap()).collect();
-    assert_eq!(rules, ["coverage/unimplemented", "coverage/untested"]);
+    let mut rules: Vec<&str> = value["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap()).collect();
+    rules.sort();
+    assert_eq!(rules, ["coverage/stale", "coverage/unimplemented", "coverage/untested"]);
 
     std::fs::write(dir.join("specs/x.yaml"), "module: x\ndescription: X.\ncapabilities:\n  - { name: y, category: root, description: Y. }\n").unwrap();
     let bad = xtask(&["sync", "--root", &root]);
@@ -128,9 +146,10 @@ fn suggest_allow_prints_allow_entries_for_coverage_findings() {
     let out = xtask(&["check", "--root", &root, "--format", "json", "--suggest-allow"]);
     assert_eq!(out.status.code(), Some(1));
     let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        value["suggested_allow"],
-        "[[allow]]\nrule = \"coverage/unimplemented\"\ncapability = \"y\"\nreason = \"\"\n\n[[allow]]\nrule = \"coverage/untested\"\ncapability = \"y\"\nreason = \"\"\n\n"
+    let suggested = value["suggested_allow"].as_str().unwrap();
+    assert!(
+        suggested.contains("[[allow]]\nrule = \"coverage/unimplemented\"\ncapability = \"y\"\nreason = \"\"\n\n[[allow]]\nrule = \"coverage/untested\"\ncapability = \"y\"\nreason = \"\"\n\n"),
+        "{suggested}"
     );
     assert_eq!(xtask(&["check", "--root", &root, "--suggest-allow"]).status.code(), Some(2));
     std::fs::remove_dir_all(&dir).unwrap();
@@ -147,11 +166,13 @@ fn coverage_prints_the_table_of_this_repo() {
     let listed: Vec<&str> = snapshot.lines().filter(|l| !l.starts_with('#')).map(|l| l.split(' ').next().unwrap()).collect();
     let names: Vec<&str> = rows.iter().map(|r| r["capability"].as_str().unwrap()).collect();
     assert_eq!(names, listed, "one row per capability, sorted like the snapshot");
-    // The repo's capabilities are all implemented and tested, or implemented by their upstream server.
-    assert!(rows.iter().all(|r| r["upstream"] == "kg" || (!r["implemented_by"].as_array().unwrap().is_empty() && !r["tests"].as_array().unwrap().is_empty())));
+    // The repo's capabilities are all implemented, or implemented by their
+    // upstream server. (Which tests ran them is this `cargo test`'s record,
+    // unfinished here: `cargo xtask check` after it holds them tested.)
+    assert!(rows.iter().all(|r| r["upstream"] == "kg" || !r["implemented_by"].as_array().unwrap().is_empty()));
     assert_eq!(rows.iter().filter(|r| r["upstream"] == "kg").count(), 9, "the pinned kg server's tools");
     let md = xtask(&["coverage", "--root", &root]);
-    assert!(stdout(&md).starts_with("| capability | category | implemented by | tests | gap |\n|---|---|---|---|---|\n| `kg.add_observations` | write | upstream `kg` |"), "{}", stdout(&md));
+    assert!(stdout(&md).contains("\n\n| capability | category | implemented by | tests | gap |\n|---|---|---|---|---|\n| `kg.add_observations` | write | upstream `kg` |"), "{}", stdout(&md));
     assert!(stdout(&md).contains("\n| `memory.forget` | write | `examples/agent-host/src/"), "{}", stdout(&md));
     // The same bytes every run.
     assert_eq!(stdout(&xtask(&["coverage", "--root", &root, "--format", "json"])), stdout(&out));

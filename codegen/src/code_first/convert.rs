@@ -36,40 +36,24 @@ pub(crate) fn convert(root: &Path, mut specs: Vec<Exported>) -> Resolved {
             let type_name = spec.rust_type.rsplit("::").next().unwrap_or_default();
             (spec.line, spec.column) = text.as_deref().and_then(|t| locate_struct(t, type_name)).unwrap_or((1, 1));
         }
+        let (file, pos, qualified) = (spec.file.clone(), Pos { line: spec.line, column: spec.column }, format!("{}.{}", spec.module, spec.name));
         let mut schema = std::mem::take(&mut spec.input_schema);
-        // The struct's doc comment (schemars' root `description`) is for
-        // Rust readers; the model reads the capability's `description`.
+        to_subset(&mut schema, "/input", &file, pos, &qualified, &mut out.findings);
+        // Closed like a YAML spec's input (declared properties close an
+        // object): a field-less struct declares none, so it says so.
+        // `#[capability(open)]` opens it; a map flattened into the struct
+        // already says what extra keys may hold.
         if let Some(map) = schema.as_object_mut() {
-            map.remove("$schema");
-            map.remove("title");
-            map.remove("description");
-            // Closed like a YAML spec's input (declared properties close an
-            // object): a field-less struct declares none, so it says so.
-            // `#[capability(open)]` opens it; a map flattened into the
-            // struct already says what extra keys may hold.
             match (map.contains_key("additionalProperties"), map.contains_key("properties"), spec.open) {
                 (false, true, true) => drop(map.insert("additionalProperties".into(), Value::Bool(true))),
                 (false, false, false) => drop(map.insert("additionalProperties".into(), Value::Bool(false))),
                 _ => {}
             }
         }
-        let (file, pos, qualified) = (spec.file.clone(), Pos { line: spec.line, column: spec.column }, format!("{}.{}", spec.module, spec.name));
-        crate::import::strip_unsupported(&mut schema, "/input", &mut |key, at| {
-            // schemars titles enum variants and structs; a title is only a label.
-            if key == "title" {
-                return;
-            }
-            out.findings.push(
-                Finding::warning(
-                    rule::CODE_FIRST_KEYWORD,
-                    &file,
-                    pos,
-                    format!("`{qualified}`: dropped keyword `{key}` at `{at}`, which the spec format does not support; the generated schema goes without it"),
-                )
-                .for_capability(&qualified),
-            );
-        });
         spec.input_schema = schema;
+        if let Some(output) = spec.output_schema.as_mut() {
+            to_subset(output, "/output", &file, pos, &qualified, &mut out.findings);
+        }
     }
     specs.sort_by(|a, b| (&a.module, &a.name, &a.rust_type, &a.package).cmp(&(&b.module, &b.name, &b.rust_type, &b.package)));
     for spec in &specs {
@@ -80,8 +64,14 @@ pub(crate) fn convert(root: &Path, mut specs: Vec<Exported>) -> Resolved {
             entry("description", Value::String(spec.description.clone()), pos),
             entry("input", spec.input_schema.clone(), pos),
         ];
+        if let Some(output) = &spec.output_schema {
+            entries.push(entry("output", output.clone(), pos));
+        }
         if let Some(title) = &spec.title {
             entries.push(entry("title", Value::String(title.clone()), pos));
+        }
+        if !spec.aliases.is_empty() {
+            entries.push(entry("aliases", spec.aliases.iter().cloned().map(Value::String).collect::<Vec<_>>().into(), pos));
         }
         if !spec.hints.is_empty() {
             entries.push(entry("hints", spec.hints.iter().map(|(k, v)| (k.clone(), Value::Bool(*v))).collect::<serde_json::Map<_, _>>().into(), pos));
@@ -134,3 +124,30 @@ fn node_of(value: Value, pos: Pos) -> Node {
     Node { value, pos }
 }
 
+/// A schemars schema in the spec format's subset: the root's `$schema`,
+/// `title` and `description` (the type's doc comment, for Rust readers;
+/// the model reads the capability's description) go silently, and so do
+/// titles inside; any other keyword outside the subset goes with a warning
+/// at the derive.
+fn to_subset(schema: &mut Value, root: &str, file: &str, pos: Pos, qualified: &str, findings: &mut Vec<Finding>) {
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("$schema");
+        map.remove("title");
+        map.remove("description");
+    }
+    crate::import::strip_unsupported(schema, root, &mut |key, at| {
+        // schemars titles enum variants and structs; a title is only a label.
+        if key == "title" {
+            return;
+        }
+        findings.push(
+            Finding::warning(
+                rule::CODE_FIRST_KEYWORD,
+                file,
+                pos,
+                format!("`{qualified}`: dropped keyword `{key}` at `{at}`, which the spec format does not support; the generated schema goes without it"),
+            )
+            .for_capability(qualified),
+        );
+    });
+}

@@ -13,6 +13,9 @@ use super::record::Exported;
 
 /// The libtest filter that selects the derives' export tests.
 const EXPORT_TEST_PREFIX: &str = "__capspec_export_";
+/// The extension of a `#[capability]` fn's output export (the runtime's
+/// `OUTPUT_EXPORT_EXTENSION`; the generator does not depend on the runtime).
+const OUTPUT_EXPORT_EXTENSION: &str = "output";
 /// The variable naming the directory the export tests write into.
 const EXPORT_DIR_VAR: &str = "CAPSPEC_EXPORT_DIR";
 
@@ -36,6 +39,17 @@ impl ExportFailure {
 
 /// Build every `[code_first]` package's library tests and collect what its
 /// derives export. Runs `cargo` (`$CARGO` when set) in the project root.
+///
+/// The tests are built once for the whole workspace, as
+/// `cargo test --workspace` builds them (`--no-run`): the same targets and
+/// the same feature resolution, so after the tests (as CI runs them) the
+/// export compiles nothing new. `-p PACKAGE --lib` would resolve features
+/// for that package alone, and `--lib` without dev-dependencies' targets,
+/// and either rebuilds every dependency whose features differ.
+/// Each package's test binary then runs its export tests. When the
+/// workspace-wide build fails (another member does not compile), each
+/// package is built alone, as `cargo test -p PACKAGE --lib`, whose errors
+/// are its own.
 pub(super) fn export(root: &Path, config: &Config) -> (Vec<Exported>, Vec<ExportFailure>) {
     let mut exported = Vec::new();
     let mut failures = Vec::new();
@@ -44,6 +58,7 @@ pub(super) fn export(root: &Path, config: &Config) -> (Vec<Exported>, Vec<Export
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let workspace = workspace_root(root, &cargo);
+    let binaries = workspace_test_binaries(root, &cargo);
     for (n, (package, pos)) in config.code_first.packages.iter().enumerate() {
         let fail = |message: String| ExportFailure { package: package.clone(), pos: *pos, message };
         let dir = std::env::temp_dir().join(format!("capspec-export-{}-{n}", std::process::id()));
@@ -52,12 +67,22 @@ pub(super) fn export(root: &Path, config: &Config) -> (Vec<Exported>, Vec<Export
             failures.push(fail(format!("cannot create the export directory {}: {e}", dir.display())));
             continue;
         }
-        let result = Command::new(&cargo)
-            .current_dir(root)
-            .args(["test", "--quiet", "--color", "never", "--message-format", "short", "-p", package, "--lib", "--"])
-            .arg(EXPORT_TEST_PREFIX)
-            .env(EXPORT_DIR_VAR, &dir)
-            .output();
+        let mut command = match binaries.as_ref().and_then(|b| b.get(package.as_str())) {
+            // The library's test binary, run as `cargo test` runs it: in the
+            // package's directory.
+            Some((executable, package_dir)) => {
+                let mut command = Command::new(executable);
+                command.current_dir(package_dir).args(["--quiet", EXPORT_TEST_PREFIX]);
+                command
+            }
+            None => {
+                let mut command = Command::new(&cargo);
+                command.current_dir(root).args(["test", "--quiet", "--color", "never", "--message-format", "short", "-p", package, "--lib", "--"]).arg(EXPORT_TEST_PREFIX);
+                command
+            }
+        };
+        // The export is no test run: it records no coverage.
+        let result = command.env(EXPORT_DIR_VAR, &dir).env_remove("CAPSPEC_COVERAGE_DIR").output();
         match result {
             Err(e) => failures.push(fail(format!("cannot run cargo to export the code-first specs of `{package}`: {e}"))),
             Ok(out) if !out.status.success() => {
@@ -76,6 +101,42 @@ pub(super) fn export(root: &Path, config: &Config) -> (Vec<Exported>, Vec<Export
         let _ = std::fs::remove_dir_all(&dir);
     }
     (exported, failures)
+}
+
+/// `cargo test --workspace --no-run`: each package's library test binary
+/// and directory, by package name; `None` when the build failed.
+fn workspace_test_binaries(root: &Path, cargo: &std::ffi::OsStr) -> Option<std::collections::BTreeMap<String, (PathBuf, PathBuf)>> {
+    let out = Command::new(cargo)
+        .current_dir(root)
+        .args(["test", "--workspace", "--no-run", "--quiet", "--color", "never", "--message-format", "json-render-diagnostics"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let mut binaries = std::collections::BTreeMap::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let is_lib_test = message["reason"] == "compiler-artifact"
+            && message["profile"]["test"] == true
+            && message["target"]["kind"].as_array().is_some_and(|kinds| kinds.iter().any(|k| k == "lib" || k == "rlib"));
+        let (Some(executable), Some(id), Some(manifest)) = (message["executable"].as_str(), message["package_id"].as_str(), message["manifest_path"].as_str()) else { continue };
+        if let (true, Some(name), Some(dir)) = (is_lib_test, package_name(id), Path::new(manifest).parent()) {
+            binaries.insert(name, (PathBuf::from(executable), dir.to_path_buf()));
+        }
+    }
+    Some(binaries)
+}
+
+/// The package name in a cargo package ID: `…#name@version`, or
+/// `…/name#version` when the name is the directory's.
+fn package_name(id: &str) -> Option<String> {
+    let (url, fragment) = id.split_once('#')?;
+    match fragment.split_once('@') {
+        Some((name, _)) => Some(name.to_string()),
+        None => url.trim_end_matches('/').rsplit('/').next().map(str::to_string),
+    }
 }
 
 /// The first compiler errors (or the failing test's panic), enough to act on.
@@ -117,6 +178,12 @@ fn read_exports(dir: &Path, package: &str, root: &Path, workspace: Option<&Path>
         // Keys sorted in every build, as the spec loader sorts them.
         value.sort_all_objects();
         let mut spec: Exported = serde_json::from_value(value).map_err(unreadable)?;
+        // The `#[capability]` fn's export beside it: its return type's schema.
+        if let Ok(text) = std::fs::read_to_string(file.with_extension(OUTPUT_EXPORT_EXTENSION)) {
+            let mut output: serde_json::Value = serde_json::from_str(&text).map_err(unreadable)?;
+            output.sort_all_objects();
+            spec.output_schema = output.get("output_schema").filter(|s| !s.is_null()).cloned();
+        }
         spec.package = package.to_string();
         spec.file = project_relative(&spec.file, root, workspace);
         out.push(spec);
@@ -135,5 +202,17 @@ fn project_relative(file: &str, root: &Path, workspace: Option<&Path>) -> String
     match canonical(&absolute).strip_prefix(canonical(root)) {
         Ok(rel) => rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/"),
         Err(_) => file.replace('\\', "/"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::package_name;
+
+    #[test]
+    fn a_package_id_names_its_package() {
+        assert_eq!(package_name("path+file:///work/examples/agent-host#0.1.0").as_deref(), Some("agent-host"));
+        assert_eq!(package_name("path+file:///work/examples/host#agent-host@0.1.0").as_deref(), Some("agent-host"));
+        assert_eq!(package_name("registry+https://github.com/rust-lang/crates.io-index#serde@1.0.228").as_deref(), Some("serde"));
     }
 }

@@ -2,9 +2,12 @@
 //!
 //! The flow, and why it does not tie generation to a compiling host:
 //!
-//! 1. **Export.** For every package under `[code_first] packages`, run
-//!    `cargo test -p <package> --lib -- __capspec_export_` with
-//!    `CAPSPEC_EXPORT_DIR` set. Each derive emits one hidden test that writes
+//! 1. **Export.** Build the workspace's tests once, as `cargo test
+//!    --workspace` builds them (`--no-run`: after the tests, nothing is
+//!    built twice), then run the library test binary of every package
+//!    under `[code_first] packages` with the filter `__capspec_export_` and
+//!    `CAPSPEC_EXPORT_DIR` set (`cargo test -p <package> --lib` when the
+//!    workspace does not build). Each derive emits one hidden test that writes
 //!    its spec (module, name, category, description, `schemars` schema, the
 //!    Rust type and where the derive is) as JSON into that directory. The
 //!    package's own unit-test binary links every derive of the library, so

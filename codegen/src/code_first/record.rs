@@ -30,6 +30,9 @@ pub struct Exported {
     /// The optional short human title (`title = "…"` in the derive).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// Hidden names it is also called by (`aliases = [...]` in the derive).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
     /// The optional MCP hint refinements (`hints(destructive = false, …)`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub hints: std::collections::BTreeMap<String, bool>,
@@ -50,6 +53,10 @@ pub struct Exported {
     pub column: u32,
     /// The input schema: as `schemars` wrote it once exported, converted to the subset in the record.
     pub input_schema: Value,
+    /// The output schema of the `#[capability]` fn's return type (when it
+    /// is `JsonSchema` and not `()`), converted like the input's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
 }
 
 /// The record file's text: one capability per line, so a review diff shows

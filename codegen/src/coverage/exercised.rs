@@ -129,17 +129,3 @@ pub(super) fn collect_tests(
         }
     }
 }
-
-/// Why `coverage/untested`: what a test would have to name.
-pub(super) fn untested_message(module: &str, c: &CapabilitySpec) -> String {
-    let qualified = format!("{module}.{}", c.name);
-    // The wire name is the bare name unless another module has one like it.
-    let strings = format!("\"{qualified}\" or \"{}\"", c.wire_name);
-    let path = match &c.code_first {
-        Some(origin) => format!("its args type `{}`", origin.rust_type.rsplit("::").next().unwrap_or_default()),
-        None => format!("`{module}::{}`", c.name),
-    };
-    format!(
-        "no test exercises `{qualified}`: no test names {strings} in a string, {path}, or its `#[capability]` fn (a method or fn that only shares the name does not count); add one, or an `[[allow]]` with the reason"
-    )
-}

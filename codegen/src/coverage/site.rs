@@ -21,6 +21,9 @@ pub struct ImplSite {
     pub pos: Pos,
     /// The body is only `todo!(…)` or `unimplemented!(…)`.
     pub stub: bool,
+    /// Its crate compiles it: its file is reachable from a crate root
+    /// through `mod` items, and it is in no `#[cfg(test)]` module.
+    pub linked: bool,
 }
 
 /// One `#[derive(Capability)]` struct found in the sources.

@@ -167,15 +167,67 @@ pub(crate) fn contract_fingerprint_with(module: &ModuleSpec, cap: &CapabilitySpe
 /// closed object.
 pub fn input_schema_json(cap: &CapabilitySpec) -> serde_json::Value {
     match &cap.input {
-        Some(s) => s.to_json(),
+        Some(s) => {
+            let mut schema = s.to_json();
+            close_objects(&mut schema);
+            schema
+        }
         // Written in key order: `json!` keeps it when serde_json's
         // `preserve_order` is on.
         None => serde_json::json!({"additionalProperties": false, "properties": {}, "type": "object"}),
     }
 }
 
+/// An advertised input schema says what `invoke` enforces: declared
+/// properties close an object (the validator refuses other keys), so every
+/// object schema with `properties` and no `additionalProperties` gains
+/// `additionalProperties: false`. Schema positions only: a property that
+/// happens to be named `properties` is not a schema keyword.
+fn close_objects(schema: &mut serde_json::Value) {
+    use serde_json::Value;
+    let Value::Object(map) = schema else { return };
+    if map.get("properties").is_some_and(Value::is_object) && !map.contains_key("additionalProperties") {
+        map.insert("additionalProperties".into(), Value::Bool(false));
+        // In key order, as the rest of the schema is written: the canonical
+        // form (and the fingerprint) must not depend on serde_json's
+        // `preserve_order`, which another dependency may turn on.
+        map.sort_keys();
+    }
+    for (key, value) in map.iter_mut() {
+        match (key.as_str(), value) {
+            ("properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas", Value::Object(children)) => children.values_mut().for_each(close_objects),
+            ("items" | "additionalProperties" | "not" | "if" | "then" | "else" | "contains" | "propertyNames" | "unevaluatedProperties" | "unevaluatedItems", child @ Value::Object(_)) => close_objects(child),
+            ("items" | "prefixItems" | "anyOf" | "oneOf" | "allOf", Value::Array(children)) => children.iter_mut().for_each(close_objects),
+            _ => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn closed_objects_are_advertised_closed() {
+        let mut schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "properties": {"type": "object", "properties": {"a": {"type": "string"}}},
+                "open": {"type": "object", "properties": {}, "additionalProperties": true},
+                "list": {"type": "array", "items": {"type": "object", "properties": {"b": {"type": "integer"}}}},
+                "either": {"anyOf": [{"type": "object", "properties": {"c": {}}}, {"type": "null"}]}
+            },
+            "$defs": {"D": {"type": "object", "properties": {"d": {}}}}
+        });
+        super::close_objects(&mut schema);
+        assert_eq!(schema["additionalProperties"], false);
+        assert_eq!(schema["properties"]["properties"]["additionalProperties"], false);
+        assert!(schema["properties"]["properties"]["properties"].get("additionalProperties").is_none(), "a property named `properties` is not a schema");
+        assert_eq!(schema["properties"]["open"]["additionalProperties"], true);
+        assert_eq!(schema["properties"]["list"]["items"]["additionalProperties"], false);
+        assert_eq!(schema["properties"]["either"]["anyOf"][0]["additionalProperties"], false);
+        assert!(schema["properties"]["either"]["anyOf"][1].get("additionalProperties").is_none());
+        assert_eq!(schema["$defs"]["D"]["additionalProperties"], false);
+    }
+
     #[test]
     fn fingerprint_is_stable() {
         assert_eq!(super::fingerprint(""), "cbf29ce484222325");

@@ -53,7 +53,7 @@ fn every_spec_has_an_impl() {
 fn code_first_tag_note_is_catalogued_validated_and_gated() {
     let host = Host::new("tag-note");
     let catalog = host.mounted.catalog();
-    assert!(catalog.contains("- write `tag_note({note_id /* The note to tag. */, tags: string[](1..20 items) /* Tags to add. */})`:"), "{catalog}");
+    assert!(catalog.contains("- write `tag_note({note_id /* The note to tag. */, tags: string[](1..20 items) /* Tags to add. */}) → {tags: string[] /* Every tag the note has now. */}`:"), "{catalog}");
     let run = host.auto();
     let id = host.call(&run, "create_note", json!({"title": "T", "body": "b", "tags": ["x"]})).unwrap()["id"].as_str().unwrap().to_string();
 
@@ -242,7 +242,13 @@ fn plan_steps_meet_the_gate() {
     assert!(host.dir.path().join("one.txt").is_file() && !host.dir.path().join("two.txt").exists());
     let shown = host.call(&run, "get_plan", json!({ "plan_id": id })).unwrap();
     assert_eq!(shown["steps"], json!([{"title": "first", "status": "done"}, {"title": "second", "status": "failed"}, {"title": "think", "status": "pending"}]));
-    host.call(&run, "update_step", json!({"plan_id": id, "step": 2, "status": "skipped", "note": "manual"})).ok();
+    // update_step (write) asks; allowed, the step's status changes.
+    approver.push(Approval::AllowOnce);
+    host.call(&run, "update_step", json!({"plan_id": id, "step": 2, "status": "skipped", "note": "manual"})).unwrap();
+    let shown = host.call(&run, "get_plan", json!({ "plan_id": id })).unwrap();
+    assert_eq!(shown["steps"][2], json!({"title": "think", "status": "skipped"}));
+    let err = host.call(&host.auto(), "update_step", json!({"plan_id": id, "step": 3, "status": "done"})).unwrap_err();
+    assert!(err.message.contains("has 3 steps; there is no step 3"), "{}", err.message);
     let receipts: Vec<(String, Option<GateDecision>, Status)> = run.receipts().iter().map(|r| (r.capability.clone(), r.decision, r.status)).collect();
     assert_eq!(receipts[2], ("workspace.write_file".to_string(), Some(GateDecision::Approved), Status::Ok), "a step is its own gated call");
     let err = host.call(&run, "delegate_task", json!({"agent": "coder", "task": "x"})).unwrap_err();

@@ -114,6 +114,11 @@ async fn the_tools_surface_lists_every_non_deferred_capability_as_capabilities_j
     // Found, then called by the wire name the search gave, though not listed.
     let called = call(&client, hit["wire_name"].as_str().unwrap(), json!({})).await;
     assert_eq!(called.is_error, Some(false), "{called:?}");
+    // An alias (`cat_file`, of `read_file`) is callable and never listed.
+    std::fs::write(dir.path().join("a.txt"), "hi\n").unwrap();
+    let by_alias = call(&client, "cat_file", json!({"path": "a.txt"})).await;
+    assert_eq!((by_alias.is_error, structured(&by_alias)["content"].clone()), (Some(false), json!("hi\n")), "{by_alias:?}");
+    assert!(tools.iter().all(|t| t.name != "cat_file"), "an alias is never listed");
     let mounted = agent_host::registry().expect("registry").mount_all();
     for entry in listed {
         let tool = tools.iter().find(|t| t.name == entry["wire_name"].as_str().unwrap()).unwrap_or_else(|| panic!("no tool for {entry}"));
@@ -151,11 +156,14 @@ async fn the_code_surface_lists_execute_code_with_the_catalog_and_the_direct_too
     let description = tools[0].description.as_deref().unwrap();
     assert!(description.contains("default export is the action"), "{description}");
     assert!(description.contains("`import workspace from \"@capspec/host/workspace\";`"), "the catalog follows the contract");
-    // A capability that is not direct is not callable here.
-    let refused = call(&client, "write_file", json!({"path": "a.txt", "content": "x"})).await;
-    assert_eq!(refused.is_error, Some(true));
-    assert_eq!(error_of(&refused)["error"], "unknown_capability");
-    assert_eq!(refused.structured_content.as_ref().unwrap()["error"], "unknown_capability", "no output schema: structured too");
+    // A capability that is not direct is not a tool here: an unknown tool is
+    // the protocol error the MCP spec gives (-32602, "Unknown tool: …").
+    let Value::Object(args) = json!({"path": "a.txt", "content": "x"}) else { unreachable!() };
+    let refused = client.call_tool(CallToolRequestParams::new("write_file").with_arguments(args)).await.expect_err("a protocol error");
+    let rmcp::service::ServiceError::McpError(error) = refused else { panic!("{refused:?}") };
+    assert_eq!(error.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+    assert_eq!(error.message, "Unknown tool: write_file (this server's code surface lists `execute_code`, `read_file`, `view_image`)");
+    assert_eq!(error.data.as_ref().unwrap()["error"], "unknown_capability");
     assert!(!dir.path().join("a.txt").exists());
 }
 

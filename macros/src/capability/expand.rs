@@ -51,8 +51,30 @@ pub fn expand(input: &Input, args_ty: &syn::Type, item: TokenStream) -> TokenStr
             )
         }
     };
+    // A code-first capability's output schema: its return type's, exported
+    // by a hidden test beside the derive's (none when the type is not
+    // `JsonSchema`).
+    let output_export = match (&input.path, returned_type(&sig.output)) {
+        (None, Some(ty)) => {
+            let test = quote::format_ident!("__capspec_export_output_{}", name);
+            quote! {
+                #[cfg(test)]
+                #[::core::prelude::v1::test]
+                #[allow(non_snake_case, clippy::all)]
+                fn #test() {
+                    #[allow(unused_imports)]
+                    use ::capspec::__private::{NoOutputSchema as _, OutputSchema as _};
+                    let schema = (&::capspec::__private::OutputProbe::<#ty>::new()).output_schema();
+                    <#args_ty as ::capspec::__private::Capability>::SPEC.export_output_to_env_dir(schema);
+                }
+            }
+        }
+        _ => quote!(),
+    };
     quote! {
         #item
+
+        #output_export
 
         const _: () = {
             #prelude
@@ -80,5 +102,16 @@ pub fn expand(input: &Input, args_ty: &syn::Type, item: TokenStream) -> TokenStr
                 }
             }
         };
+    }
+}
+
+/// `T` of a `CapResult<T>` (or any `Name<T, …>`) return type.
+fn returned_type(output: &syn::ReturnType) -> Option<&syn::Type> {
+    let syn::ReturnType::Type(_, ty) = output else { return None };
+    let syn::Type::Path(path) = ty.as_ref() else { return None };
+    let syn::PathArguments::AngleBracketed(args) = &path.path.segments.last()?.arguments else { return None };
+    match args.args.first()? {
+        syn::GenericArgument::Type(ty) => Some(ty),
+        _ => None,
     }
 }

@@ -1,5 +1,5 @@
 //! The `#[capability(module = "…", category = "…", description = "…", name = "…",
-//! title = "…", hints(destructive = false, idempotent = true, open_world = true), open)]`
+//! title = "…", aliases = ["…", …], hints(destructive = false, idempotent = true, open_world = true), open)]`
 //! attribute: one slot per key, duplicates and unknown keys rejected where
 //! they are parsed. Without `description`, the struct's doc comment is the
 //! description. Whether a hint suits the category is the spec format's
@@ -12,7 +12,7 @@ use capspec_names::did_you_mean;
 
 use crate::errors::Errors;
 
-pub const KEYS: [&str; 7] = ["module", "category", "description", "name", "title", "hints", "open"];
+pub const KEYS: [&str; 8] = ["module", "category", "description", "name", "title", "aliases", "hints", "open"];
 /// The keys of `hints(…)`, as in a YAML spec.
 pub const HINT_KEYS: [&str; 3] = ["destructive", "idempotent", "open_world"];
 /// The categories as written in the attribute and as `Category` variants.
@@ -26,6 +26,8 @@ pub struct Attr {
     pub description: Option<syn::LitStr>,
     pub name: Option<syn::LitStr>,
     pub title: Option<syn::LitStr>,
+    /// `aliases = ["…", …]`: hidden names the capability is also called by.
+    pub aliases: Vec<syn::LitStr>,
     /// `hints(key = bool, …)`, in the order written.
     pub hints: Vec<(String, bool)>,
     /// `open`: unknown keys in the arguments are accepted.
@@ -49,7 +51,10 @@ pub fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Attr> {
         errors.push(extra.span(), "only one #[capability(…)] attribute is allowed; put every key in one");
     }
     let mut values: [Option<syn::LitStr>; 5] = Default::default();
+    // The string keys' slots in `values`.
+    let slot_of = |key: &str| ["module", "category", "description", "name", "title"].iter().position(|k| *k == key);
     let mut hints: Option<Vec<(String, bool)>> = None;
+    let mut aliases: Option<Vec<syn::LitStr>> = None;
     let mut open = false;
     let mut written = Vec::new();
     let parsed = attr.parse_nested_meta(|meta| {
@@ -78,6 +83,26 @@ pub fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Attr> {
             open = true;
             return Ok(());
         }
+        if key == "aliases" {
+            let value: syn::Expr = meta.value()?.parse()?;
+            if aliases.is_some() {
+                errors.push(meta.path.span(), "`aliases` is given twice");
+            }
+            let mut list = Vec::new();
+            match value {
+                syn::Expr::Array(array) => {
+                    for item in array.elems {
+                        match item {
+                            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => list.push(s),
+                            other => errors.push(other.span(), "an alias is a string literal, e.g. aliases = [\"read-note\"]"),
+                        }
+                    }
+                }
+                other => errors.push(other.span(), "`aliases` takes a list of string literals, e.g. aliases = [\"read-note\"]"),
+            }
+            aliases = Some(list);
+            return Ok(());
+        }
         if key == "hints" {
             if hints.is_some() {
                 errors.push(meta.path.span(), "`hints` is given twice");
@@ -101,6 +126,7 @@ pub fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Attr> {
             hints = Some(list);
             return Ok(());
         }
+        let Some(slot) = slot_of(&key) else { unreachable!("every key but open, aliases and hints is a string") };
         let value: syn::Expr = meta.value()?.parse()?;
         let lit = match value {
             syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => s,
@@ -121,7 +147,7 @@ pub fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Attr> {
     }
     let [module, category, description, name, title] = values;
     let description = if written.contains(&"description") { description } else { doc_comment(&input.attrs) };
-    Some(Attr { module, category, description, name, title, hints: hints.unwrap_or_default(), open, written, span: attr.path().span() })
+    Some(Attr { module, category, description, name, title, aliases: aliases.unwrap_or_default(), hints: hints.unwrap_or_default(), open, written, span: attr.path().span() })
 }
 
 /// The struct's doc comment as one text (each line's one leading space

@@ -4,7 +4,7 @@
 use proc_macro2::Ident;
 use syn::spanned::Spanned;
 
-use capspec_names::{default_capability_name, did_you_mean, name_problem};
+use capspec_names::{alias_problem, default_capability_name, did_you_mean, name_problem};
 
 use super::attr::{Attr, CATEGORIES};
 use crate::errors::Errors;
@@ -57,6 +57,11 @@ pub fn values(ident: &Ident, attr: &Attr, errors: &mut Errors) {
             errors.push(t.span(), "the title is empty; give a short human title or leave `title` out");
         }
     }
+    for alias in &attr.aliases {
+        if let Some(problem) = alias_problem(&alias.value()) {
+            errors.push(alias.span(), format!("invalid alias: {problem}"));
+        }
+    }
     match &attr.name {
         Some(n) => {
             if let Some(problem) = name_problem(&n.value()) {
@@ -80,6 +85,7 @@ pub struct Checked {
     /// The `Category` variant.
     pub variant: &'static str,
     pub title: Option<syn::LitStr>,
+    pub aliases: Vec<syn::LitStr>,
     pub hints: Vec<(String, bool)>,
     pub open: bool,
 }
@@ -90,6 +96,6 @@ impl Checked {
         let category = attr.category?.value();
         let variant = CATEGORIES.iter().find(|(k, _)| *k == category).map(|(_, v)| *v)?;
         let name = attr.name.map_or_else(|| default_capability_name(&ident.to_string()), |n| n.value());
-        Some(Checked { module: attr.module?, description: attr.description?, name, variant, title: attr.title, hints: attr.hints, open: attr.open })
+        Some(Checked { module: attr.module?, description: attr.description?, name, variant, title: attr.title, aliases: attr.aliases, hints: attr.hints, open: attr.open })
     }
 }

@@ -8,7 +8,7 @@ use quote::{format_ident, quote, quote_spanned};
 use super::check::Checked;
 
 pub fn expand(ident: &Ident, checked: Checked) -> TokenStream {
-    let Checked { module, description, name, variant, title, hints, open } = checked;
+    let Checked { module, description, name, variant, title, aliases, hints, open } = checked;
     let title = match title {
         Some(t) => quote!(::core::option::Option::Some(#t)),
         None => quote!(::core::option::Option::None),
@@ -29,6 +29,7 @@ pub fn expand(ident: &Ident, checked: Checked) -> TokenStream {
                 category: ::capspec::__private::Category::#variant,
                 description: #description,
                 title: #title,
+                aliases: &[#(#aliases),*],
                 hints: &[#(#hints),*],
                 open: #open,
                 rust_type: ::core::concat!(::core::module_path!(), "::", #ident_text),

@@ -96,7 +96,9 @@ pub(super) fn run<'scope, 'env>(guest: &'env Settings, scope: &'scope std::threa
             let tx = tx.clone();
             let mounted = &guest.mounted;
             let action = tracing::Span::current();
+            let test = crate::coverage::inherit();
             scope.spawn(move || {
+                test.enter();
                 let _entered = action.enter();
                 let at = replay.map(|_| position(call.id));
                 let _ = tx.send((call.id, invoke(mounted, run, call.name, call.args, at)));

@@ -119,11 +119,13 @@ impl Guest {
             let _entered = span.enter();
             return std::thread::scope(|scope| event_loop::run(&self.settings, scope, run, source));
         }
+        let test = crate::coverage::inherit();
         std::thread::scope(|scope| {
             let engine = std::thread::Builder::new()
                 .name("capspec-guest".into())
                 .stack_size(self.settings.limits.stack_bytes + HEADROOM)
                 .spawn_scoped(scope, || {
+                    test.enter();
                     let _entered = span.enter();
                     event_loop::run(&self.settings, scope, run, source)
                 });

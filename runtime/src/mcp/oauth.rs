@@ -146,9 +146,7 @@ impl ResourceServer {
                 (keys, KeySource::File)
             }
             None => {
-                // reqwest's rustls takes the process's provider: ring, unless
-                // the host installed one of its own first.
-                let _ = rustls::crypto::ring::default_provider().install_default();
+                crate::tls::ensure_provider();
                 let client = reqwest::Client::builder().timeout(FETCH_TIMEOUT).build().map_err(|e| format!("cannot build an HTTP client: {e}"))?;
                 let jwks_uri = jwks_uri(&client, &issuer, &options.issuer).await?;
                 let text = fetch(&client, &jwks_uri).await?;
@@ -264,7 +262,7 @@ impl ResourceServer {
         let client = match &self.source {
             KeySource::Remote { client, .. } => client.clone(),
             KeySource::File => {
-                let _ = rustls::crypto::ring::default_provider().install_default();
+                crate::tls::ensure_provider();
                 reqwest::Client::builder().timeout(FETCH_TIMEOUT).build().map_err(|e| format!("cannot build an HTTP client: {e}"))?
             }
         };

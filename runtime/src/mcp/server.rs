@@ -186,8 +186,28 @@ impl McpHost {
             Surface::Tools => (mounted.tool_surface(), all.filter(|s| s.deferred).collect()),
         };
         tools.extend(listed.iter().map(|spec| tools::capability_tool(spec)));
-        for spec in listed.into_iter().chain(unlisted) {
-            callable.insert(spec.wire_name.to_string(), Callable::Capability { qualified: format!("{}.{}", spec.module, spec.name), category: spec.category, output: tools::Output::of(spec) });
+        let callable_specs: Vec<&'static Spec> = listed.into_iter().chain(unlisted).collect();
+        let entry = |spec: &Spec| {
+            let qualified = format!("{}.{}", spec.module, spec.name);
+            let output = tools::Output::of(spec, mounted.upstream_of(&qualified).is_some());
+            Callable::Capability { qualified, category: spec.category, output }
+        };
+        for spec in &callable_specs {
+            callable.insert(spec.wire_name.to_string(), entry(spec));
+        }
+        // Aliases (§3): callable by `tools/call`, never listed. An alias that
+        // is a tool's name, or belongs to two callable capabilities, names
+        // none of them.
+        let mut aliases: BTreeMap<&str, Vec<&'static Spec>> = BTreeMap::new();
+        for spec in &callable_specs {
+            for alias in spec.aliases {
+                aliases.entry(alias).or_default().push(spec);
+            }
+        }
+        for (alias, specs) in aliases {
+            if let ([spec], false) = (specs.as_slice(), callable.contains_key(alias)) {
+                callable.insert(alias.to_string(), entry(spec));
+            }
         }
         let capabilities_json = tools::capabilities_json(&mounted, guest.import_specifier());
         let catalog = mounted.catalog();
@@ -282,11 +302,20 @@ impl McpSession {
                 tools::with_blocks(tools::call_result(result, output, qualified, &run), blocks)
             }
             None => {
-                let listed = shared.callable.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
-                tools::refused(ErrorCode::UnknownCapability, name, &format!("no tool `{name}` on this server's {} surface (its tools: {listed})", surface_name(shared.surface)))
+                let error = unknown_tool(shared, name);
+                tools::refused(ErrorCode::UnknownCapability, name, &error.message)
             }
         }
     }
+}
+
+/// The protocol error for a `tools/call` naming no tool of this surface:
+/// the listed tools are named (an alias or a deferred tool never is).
+fn unknown_tool(shared: &Shared, name: &str) -> ErrorData {
+    let listed = shared.tools.iter().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(", ");
+    let message = format!("Unknown tool: {name} (this server's {} surface lists {listed})", surface_name(shared.surface));
+    let data = json!({"error": ErrorCode::UnknownCapability, "message": message, "capability": name});
+    ErrorData::invalid_params(message, Some(data))
 }
 
 /// The span of one `tools/call` (the parent of its calls' spans), under the
@@ -416,6 +445,12 @@ impl ServerHandler for McpSession {
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        // An unknown tool is a protocol error, as the MCP spec's tools
+        // chapter says (-32602, "Unknown tool: NAME"); `data` carries the
+        // error object a refused call carries in `_meta`.
+        if !self.host.inner.callable.contains_key(request.name.as_ref()) {
+            return Err(unknown_tool(&self.host.inner, &request.name));
+        }
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
         // 2025-11-25 and earlier: sessions, and asks as elicitation requests.
         let links = Arc::new(approve::Links::default());

@@ -182,15 +182,26 @@ pub(super) struct Output {
     pub(super) declared: bool,
     /// The output schema, when it marks binary content (§10).
     pub(super) content: Option<Box<Value>>,
+    /// The output schema is a plain string (`{type: string}`, no media
+    /// type), or the capability is an upstream tool with no output schema
+    /// (its server answered in text): a string value is served as one
+    /// `text` block, not `{"result": …}`.
+    pub(super) text: bool,
 }
 
 impl Output {
-    pub(super) fn of(spec: &Spec) -> Output {
+    /// `forwarded`: the capability is an upstream server's tool (§12).
+    pub(super) fn of(spec: &Spec, forwarded: bool) -> Output {
         let schema = spec.output_schema.and_then(|s| serde_json::from_str::<Value>(s).ok());
         let declared = schema.as_ref().and_then(output_schema).is_some();
         let validator = schema.as_ref().and_then(|s| Validator::compile_with(s, Objects::Open).ok()).map(Box::new);
         let content = crate::content::content_schema(spec).map(Box::new);
-        Output { validator, declared, content }
+        let text = content.is_none()
+            && match &schema {
+                Some(schema) => schema.get("type").and_then(Value::as_str) == Some("string"),
+                None => forwarded,
+            };
+        Output { validator, declared, content, text }
     }
 }
 
@@ -238,6 +249,9 @@ pub(super) fn call_result(outcome: Result<Value, CallError>, output: &Output, ca
     if let Some(schema) = &output.content {
         return content_result(schema, value, capability, meta);
     }
+    if let (true, Value::String(text)) = (output.text, &value) {
+        return CallToolResult::success(vec![rmcp::model::ContentBlock::text(text.clone())]).with_meta(meta);
+    }
     // structuredContent is an object; any other value is wrapped.
     let structured = match value {
         Value::Object(map) => Value::Object(map),
@@ -269,4 +283,43 @@ pub(super) fn resource_list() -> ListResourcesResult {
 /// One resource's text.
 pub(super) fn resource_contents(uri: &str, mime: &str, text: &str) -> ReadResourceResult {
     decode(json!({ "resultType": "complete", "contents": [{ "uri": uri, "mimeType": mime, "text": text }] }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(output_schema: Option<&'static str>) -> Spec {
+        Spec { output_schema, ..crate::builtin::TOOL_SEARCH }
+    }
+
+    fn run() -> Run {
+        Run::new(crate::gate::Gate::new(crate::Mode::Auto, std::sync::Arc::new(crate::gate::HeadlessApprover::new("test")), crate::gate::SessionAllow::new()))
+    }
+
+    /// A `{type: string}` output (Markdown, say) is one text block, the
+    /// string as it is, with no structured content and no `outputSchema`;
+    /// a value without such a schema stays `{"result": …}`.
+    #[test]
+    fn a_string_output_is_a_text_block() {
+        let markdown = "# Notes\n\n- \"quoted\"\n";
+        let text = Output::of(&spec(Some(r#"{"type":"string"}"#)), false);
+        let result = serde_json::to_value(call_result(Ok(json!(markdown)), &text, "notes.render", &run())).unwrap();
+        assert_eq!(result["content"], json!([{"type": "text", "text": markdown}]), "{result}");
+        assert!(result.get("structuredContent").is_none() && result.get("isError") != Some(&json!(true)), "{result}");
+        assert!(output_schema(&json!({"type": "string"})).is_none());
+        let untyped = Output::of(&spec(None), false);
+        let result = serde_json::to_value(call_result(Ok(json!(markdown)), &untyped, "notes.render", &run())).unwrap();
+        assert_eq!(result["structuredContent"], json!({"result": markdown}));
+        // An upstream tool without an output schema answered in text: its
+        // text is passed on as text, as its server served it.
+        let forwarded = Output::of(&spec(None), true);
+        let result = serde_json::to_value(call_result(Ok(json!(markdown)), &forwarded, "notes.render", &run())).unwrap();
+        assert_eq!(result["content"], json!([{"type": "text", "text": markdown}]), "{result}");
+        assert!(result.get("structuredContent").is_none(), "{result}");
+        // A string the schema refuses is an error result, as any output.
+        let bounded = Output::of(&spec(Some(r#"{"type":"string","maxLength":3}"#)), false);
+        let result = serde_json::to_value(call_result(Ok(json!(markdown)), &bounded, "notes.render", &run())).unwrap();
+        assert_eq!(result["isError"], true, "{result}");
+    }
 }

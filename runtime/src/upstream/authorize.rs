@@ -119,7 +119,7 @@ impl Authorizer {
         let base = reqwest::Url::parse(&options.base).map_err(|e| format!("`{}` is not a URL: {e}", options.base))?;
         let options = AuthorizeOptions { base: base.origin().ascii_serialization(), ..options };
         let upstreams = upstreams.into_iter().filter(|(_, _, o)| o.per_user).map(|(name, url, oauth)| (name, (url, oauth))).collect();
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::tls::ensure_provider();
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .redirect(reqwest::redirect::Policy::none())

@@ -217,9 +217,7 @@ pub(crate) async fn connect_as(server: &Server, as_principal: Option<(&str, &Arc
             (Box::pin(().serve(transport)), stderr)
         }
         Endpoint::Http { url, token, oauth } => {
-            // reqwest's rustls takes the process's provider: ring, unless
-            // the host installed one of its own first.
-            let _ = rustls::crypto::ring::default_provider().install_default();
+            crate::tls::ensure_provider();
             let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
             if let Some(oauth) = oauth {
                 // rmcp's AuthClient sends the stored token, refreshes it

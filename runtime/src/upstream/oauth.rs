@@ -382,7 +382,7 @@ pub async fn login(url: &str, oauth: &OAuth, wait: Duration, mut visit: impl FnM
 /// named, PKCE S256 with the `resource`. The session, and the
 /// authorization server's revocation endpoint (RFC 7009) if it names one.
 pub(crate) async fn authorization_session(url: &str, oauth: &OAuth, store: impl CredentialStore + 'static, redirect: &str) -> Result<(AuthorizationSession, Option<String>), String> {
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    crate::tls::ensure_provider();
     let fail = |e: AuthError| e.to_string();
     let challenge = challenge(url).await?;
     let mut manager = AuthorizationManager::new(url).await.map_err(fail)?;

@@ -120,8 +120,10 @@ pub struct TagNote {
     pub tags: Vec<String>,
 }
 
-#[derive(Serialize)]
+/// A tagged note's tags: its output schema, published from this type.
+#[derive(Serialize, JsonSchema)]
 struct Tagged {
+    /// Every tag the note has now.
     tags: Vec<String>,
 }
 

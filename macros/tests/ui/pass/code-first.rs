@@ -13,7 +13,7 @@ struct TagNoteArgs {
 }
 
 #[derive(Deserialize, JsonSchema, capspec::Capability)]
-#[capability(module = "notes", category = "read", description = "Count notes.", name = "count_notes")]
+#[capability(module = "notes", category = "read", description = "Count notes.", name = "count_notes", aliases = ["count-notes", "countNotes"])]
 struct Counting {}
 
 /// Pin a note to the top.
@@ -52,6 +52,7 @@ fn main() {
     assert_eq!(pin.description, "Pin a note to the top.\n\nPinned notes are listed first.");
     // Closed unless `open`.
     assert!(!pin.open && <MergeMeta as capspec::Capability>::SPEC.open);
+    assert_eq!(<Counting as capspec::Capability>::SPEC.aliases, ["count-notes", "countNotes"]);
     let declared: Vec<&str> = capspec::__internals::code_first_specs().map(|c| c.name).collect();
     assert!(declared.contains(&"tag_note") && declared.contains(&"count_notes"), "{declared:?}");
     let impls: Vec<(&str, Option<&str>)> = capspec::__internals::registrations().map(|r| (r.name, r.fingerprint)).collect();
