@@ -177,3 +177,59 @@ fn a_host_that_does_not_compile_does_not_block_sync() {
     let finding = report["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "code-first/export").expect("an export finding");
     assert_eq!((finding["file"].as_str(), finding["line"].as_u64()), (Some("capspec.toml"), Some(4)));
 }
+
+/// `cargo xtask` runs under `cargo run`, which gives it the xtask's
+/// `CARGO_PKG_*` and `CARGO_MANIFEST_*` variables. The export's own cargo
+/// must not pass them on: a build script that reads one (ring's does)
+/// would run again with the xtask's values, and the project's next
+/// `cargo test` would rebuild it and everything after it.
+#[test]
+fn the_export_leaves_the_projects_next_cargo_test_nothing_to_rebuild() {
+    let p = Project::new("env");
+    p.write("capspec.toml", CONFIG);
+    p.write("specs/board.yaml", "module: board\ndescription: A pinboard.\ncapabilities: []\n");
+    p.write(
+        "Cargo.toml",
+        &format!(
+            "[package]\nname = \"pinboard\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\ncapspec = {{ path = {:?} }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\nschemars = \"1\"\nreads-env = {{ path = \"reads-env\" }}\n",
+            repo().join("runtime").to_string_lossy()
+        ),
+    );
+    std::fs::copy(repo().join("Cargo.lock"), p.0.path().join("Cargo.lock")).unwrap();
+    p.write("reads-env/Cargo.toml", "[package]\nname = \"reads-env\"\nversion = \"0.1.0\"\nedition = \"2024\"\n");
+    p.write("reads-env/build.rs", "fn main() {\n    println!(\"cargo:rerun-if-env-changed=CARGO_PKG_NAME\");\n    println!(\"cargo:rerun-if-env-changed=CARGO_MANIFEST_DIR\");\n}\n");
+    p.write("reads-env/src/lib.rs", "");
+    p.write(
+        "src/lib.rs",
+        "use capspec::{capability, CapResult, Capability, Run};\n\n/// Pin a note.\n#[derive(serde::Deserialize, schemars::JsonSchema, Capability)]\n#[capability(module = \"board\", category = \"write\")]\npub struct PinNote {\n    /// What the pin says.\n    pub text: String,\n}\n\n#[capability]\nasync fn pin_note(_run: &Run, args: PinNote) -> CapResult<String> {\n    Ok(args.text)\n}\n",
+    );
+    let cargo = |args: &[&str]| {
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(args)
+            .current_dir(p.0.path())
+            .env("CARGO_NET_OFFLINE", "true")
+            .env("CARGO_TARGET_DIR", repo().join("target/code-first-e2e"))
+            .env_remove("CARGO_PKG_NAME")
+            .env_remove("CARGO_MANIFEST_DIR")
+            .output()
+            .unwrap()
+    };
+    let built = cargo(&["test", "--no-run"]);
+    assert!(built.status.success(), "{}", text(&built));
+    // As `cargo run -p xtask` starts it.
+    let synced = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["sync", "--root"])
+        .arg(p.0.path())
+        .env("CARGO_NET_OFFLINE", "true")
+        .env("CARGO_TARGET_DIR", repo().join("target/code-first-e2e"))
+        .env("CARGO_PKG_NAME", "xtask")
+        .env("CARGO_MANIFEST_DIR", repo().join("xtask"))
+        .output()
+        .unwrap();
+    assert!(synced.status.success(), "{}", text(&synced));
+    assert!(p.read("specs/code-first.json").contains("pin_note"), "the export ran");
+    let again = cargo(&["test", "--no-run"]);
+    assert!(again.status.success(), "{}", text(&again));
+    let rebuilt: Vec<&str> = std::str::from_utf8(&again.stderr).unwrap().lines().filter(|l| l.trim_start().starts_with("Compiling")).collect();
+    assert!(rebuilt.is_empty(), "the next `cargo test` rebuilt what the export's build changed:\n{}", rebuilt.join("\n"));
+}

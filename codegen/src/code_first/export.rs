@@ -76,7 +76,7 @@ pub(super) fn export(root: &Path, config: &Config) -> (Vec<Exported>, Vec<Export
                 command
             }
             None => {
-                let mut command = Command::new(&cargo);
+                let mut command = cargo_command(&cargo);
                 command.current_dir(root).args(["test", "--quiet", "--color", "never", "--message-format", "short", "-p", package, "--lib", "--"]).arg(EXPORT_TEST_PREFIX);
                 command
             }
@@ -103,10 +103,34 @@ pub(super) fn export(root: &Path, config: &Config) -> (Vec<Exported>, Vec<Export
     (exported, failures)
 }
 
+/// A cargo command without the variables `cargo run` sets for the program
+/// it runs (`CARGO_PKG_*`, `CARGO_MANIFEST_*`, …): `cargo xtask` runs
+/// under `cargo run`, and a build script that reads one of them (ring's
+/// does) would otherwise run again with the xtask's values, so the
+/// project's next `cargo test` would rebuild it and all that depends on it.
+fn cargo_command(cargo: &std::ffi::OsStr) -> Command {
+    let mut command = Command::new(cargo);
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        if is_set_by_cargo_run(name) {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
+/// Whether `cargo run` sets `name` for the program it runs (as opposed to a
+/// variable that configures cargo, such as `CARGO_TARGET_DIR`).
+fn is_set_by_cargo_run(name: &str) -> bool {
+    name.starts_with("CARGO_PKG_")
+        || name.starts_with("CARGO_MANIFEST_")
+        || matches!(name, "CARGO_CRATE_NAME" | "CARGO_BIN_NAME" | "CARGO_PRIMARY_PACKAGE" | "CARGO_TARGET_TMPDIR" | "OUT_DIR")
+}
+
 /// `cargo test --workspace --no-run`: each package's library test binary
 /// and directory, by package name; `None` when the build failed.
 fn workspace_test_binaries(root: &Path, cargo: &std::ffi::OsStr) -> Option<std::collections::BTreeMap<String, (PathBuf, PathBuf)>> {
-    let out = Command::new(cargo)
+    let out = cargo_command(cargo)
         .current_dir(root)
         .args(["test", "--workspace", "--no-run", "--quiet", "--color", "never", "--message-format", "json-render-diagnostics"])
         .stderr(std::process::Stdio::null())
@@ -154,7 +178,7 @@ fn excerpt(stderr: &str, stdout: &str) -> String {
 /// `cargo locate-project --workspace`: the directory `file!()` paths are
 /// relative to.
 fn workspace_root(root: &Path, cargo: &std::ffi::OsStr) -> Option<PathBuf> {
-    let out = Command::new(cargo).current_dir(root).args(["locate-project", "--workspace", "--message-format", "plain"]).output().ok()?;
+    let out = cargo_command(cargo).current_dir(root).args(["locate-project", "--workspace", "--message-format", "plain"]).output().ok()?;
     if !out.status.success() {
         return None;
     }
@@ -207,7 +231,17 @@ fn project_relative(file: &str, root: &Path, workspace: Option<&Path>) -> String
 
 #[cfg(test)]
 mod tests {
-    use super::package_name;
+    use super::{is_set_by_cargo_run, package_name};
+
+    #[test]
+    fn only_what_cargo_run_sets_is_left_out() {
+        for name in ["CARGO_PKG_NAME", "CARGO_PKG_VERSION_MAJOR", "CARGO_MANIFEST_DIR", "CARGO_MANIFEST_PATH", "CARGO_PRIMARY_PACKAGE", "OUT_DIR"] {
+            assert!(is_set_by_cargo_run(name), "{name}");
+        }
+        for name in ["CARGO_TARGET_DIR", "CARGO_HOME", "CARGO_INCREMENTAL", "CARGO_NET_OFFLINE", "CARGO_PROFILE_DEV_OPT_LEVEL", "CARGO"] {
+            assert!(!is_set_by_cargo_run(name), "{name}");
+        }
+    }
 
     #[test]
     fn a_package_id_names_its_package() {
