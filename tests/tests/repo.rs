@@ -122,3 +122,33 @@ fn the_tls_provider_is_installed_in_one_place() {
     assert!(files.len() > 40, "the walk found the runtime's sources: {}", files.len());
     assert_eq!(found, ["tls.rs:21"], "the rustls provider is chosen outside runtime/src/tls.rs");
 }
+
+/// `cargo xtask` builds from the units `cargo test --workspace` built: every
+/// crate in the xtask's own graph (`cargo run -p xtask` resolves features
+/// for that one package) has a feature set the workspace's test build has
+/// too, so the gate after the tests compiles nothing new. A dependency
+/// change that breaks this names what xtask/Cargo.toml must pin.
+#[test]
+fn the_xtask_builds_from_the_test_builds_crates() {
+    let tree = |args: &[&str]| -> std::collections::BTreeSet<String> {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let out = std::process::Command::new(cargo)
+            .arg("tree")
+            .args(args)
+            .args(["--locked", "--prefix", "none", "--format", "{p} [{f}]"])
+            .current_dir(workspace_root())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "cargo tree {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| l.trim_end_matches(" (*)").to_string()).filter(|l| !l.is_empty()).collect()
+    };
+    let xtask = tree(&["--package", "xtask", "--edges", "normal,build"]);
+    let workspace = tree(&["--workspace", "--edges", "normal,build,dev"]);
+    assert!(xtask.len() > 300, "the xtask's graph holds the CLI's: {}", xtask.len());
+    let own: Vec<&String> = xtask.difference(&workspace).collect();
+    assert!(
+        own.is_empty(),
+        "`cargo xtask` would build these crates with features the test build has not: pin the test build's features in xtask/Cargo.toml\n{}",
+        own.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
+    );
+}
