@@ -3,7 +3,8 @@
 //! fixture (hostile names stay quoted data) and the reference catalog, and
 //! strict validation against it accepts policies that use the specs'
 //! actions and arguments and refuses ones that name what the specs do not
-//! have. Its own workspace (see its Cargo.toml); `.ci/run` runs it.
+//! have. Only `cedar-policy`'s public API reads it, as a tool outside
+//! capspec would.
 
 use std::path::Path;
 

@@ -1,1 +1,0 @@
-//! Nothing: the checks are in `tests/schema.rs`.
