@@ -28,6 +28,20 @@ impl Project {
         self.0.read(rel)
     }
 
+    /// The crate `pinboard`, depending on this repo's runtime by path (and
+    /// on `more`), with the workspace's `Cargo.lock`.
+    fn pinboard(&self, more: &str) {
+        let runtime = repo().join("runtime");
+        self.write(
+            "Cargo.toml",
+            &format!(
+                "[package]\nname = \"pinboard\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\ncapspec = {{ path = {:?} }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\nschemars = \"1\"\n{more}",
+                runtime.to_string_lossy()
+            ),
+        );
+        std::fs::copy(repo().join("Cargo.lock"), self.0.path().join("Cargo.lock")).unwrap();
+    }
+
     fn xtask(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_xtask"))
             .args(args)
@@ -48,14 +62,7 @@ fn sync_exports_a_derived_spec_into_the_catalog_and_check_passes() {
     let p = Project::new("builds");
     p.write("capspec.toml", CONFIG);
     p.write("specs/board.yaml", SPEC);
-    p.write(
-        "Cargo.toml",
-        &format!(
-            "[package]\nname = \"pinboard\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\ncapspec = {{ path = {:?} }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\nschemars = \"1\"\n",
-            repo().join("runtime").to_string_lossy()
-        ),
-    );
-    std::fs::copy(repo().join("Cargo.lock"), p.0.path().join("Cargo.lock")).unwrap();
+    p.pinboard("");
     p.write(
         "src/lib.rs",
         r#"use capspec::{capability, CapResult, Capability, Run};
@@ -188,14 +195,7 @@ fn the_export_leaves_the_projects_next_cargo_test_nothing_to_rebuild() {
     let p = Project::new("env");
     p.write("capspec.toml", CONFIG);
     p.write("specs/board.yaml", "module: board\ndescription: A pinboard.\ncapabilities: []\n");
-    p.write(
-        "Cargo.toml",
-        &format!(
-            "[package]\nname = \"pinboard\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\ncapspec = {{ path = {:?} }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\nschemars = \"1\"\nreads-env = {{ path = \"reads-env\" }}\n",
-            repo().join("runtime").to_string_lossy()
-        ),
-    );
-    std::fs::copy(repo().join("Cargo.lock"), p.0.path().join("Cargo.lock")).unwrap();
+    p.pinboard("reads-env = { path = \"reads-env\" }\n");
     p.write("reads-env/Cargo.toml", "[package]\nname = \"reads-env\"\nversion = \"0.1.0\"\nedition = \"2024\"\n");
     p.write("reads-env/build.rs", "fn main() {\n    println!(\"cargo:rerun-if-env-changed=CARGO_PKG_NAME\");\n    println!(\"cargo:rerun-if-env-changed=CARGO_MANIFEST_DIR\");\n}\n");
     p.write("reads-env/src/lib.rs", "");
