@@ -9,8 +9,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::config::Allow;
-use crate::coverage::record::{Freshness, Record};
-use crate::coverage::{self, Scan};
+use crate::gate::coverage::record::{Freshness, Record};
+use crate::gate::coverage::{self, Scan};
 use crate::error::FatalError;
 use crate::finding::Finding;
 use crate::model::SpecSet;

@@ -36,46 +36,36 @@
 
 #![warn(missing_docs)]
 
-mod breaking;
-pub mod check;
 pub mod code_first;
 mod config;
-mod contract;
-mod coverage;
 pub mod coverage_table;
-mod drift;
 mod error;
 pub mod explain;
 mod finding;
-mod lint;
+mod gate;
 pub mod import;
 pub mod load;
 pub mod model;
 mod parallel;
-mod policy;
-#[cfg(feature = "policy")]
-mod policy_tests;
 mod provider;
 pub mod project;
 pub mod render;
-pub mod report;
 pub mod rules;
 pub mod scaffold;
 mod source;
-mod suppress;
 pub mod sync;
-pub mod upstream;
 mod yaml;
 
-pub use check::{CheckOptions, assert_fresh, check, check_with};
 pub use config::CONFIG_FILE;
 pub use config::keys as config_keys;
 pub use coverage_table::CoverageTable;
 pub use error::{BaseError, FatalError};
 pub use finding::{Finding, Severity, Summary};
+pub use gate::check::{CheckOptions, assert_fresh, check, check_with};
+pub use gate::report::{Format, Report};
+pub use gate::{check, report, upstream};
 pub use model::{CapabilitySpec, Category, ModuleSpec, Schema, SpecSet};
 pub use project::{Project, open};
-pub use report::{Format, Report};
 pub use source::Sources;
 pub use sync::{SyncError, SyncOutcome, sync, sync_with};
 pub use yaml::Pos;

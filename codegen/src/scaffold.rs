@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::coverage;
+use crate::gate::coverage;
 use crate::finding::Finding;
 use crate::project;
 use crate::source::Sources;

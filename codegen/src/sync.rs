@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::code_first::CodeFirstInput;
-use crate::drift::{OnDisk, generated_files, on_disk};
+use crate::gate::drift::{OnDisk, generated_files, on_disk};
 use crate::error::FatalError;
 use crate::finding::Finding;
 use crate::project::{self, Rendered};

@@ -131,7 +131,11 @@ fn referenced(code: &str, here: &[String], children: &BTreeSet<String>) -> BTree
                 break;
             }
             rest = &after[seg.len()..];
-            path.push(seg);
+            if seg == "super" {
+                path.pop();
+            } else {
+                path.push(seg);
+            }
             current = path.clone();
         }
         out.insert(current);
@@ -139,40 +143,46 @@ fn referenced(code: &str, here: &[String], children: &BTreeSet<String>) -> BTree
     out
 }
 
+/// A crate's import graph: each source file's module path, and the module
+/// files it imports (the crate root's own `use`s left out).
+fn import_graph(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    let files = sources(src);
+    let modules: BTreeMap<Vec<String>, PathBuf> = files.iter().map(|f| (module_path(src, f), f.clone())).collect();
+    let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = modules.keys().map(|m| (m.clone(), BTreeSet::new())).collect();
+    for (here, file) in &modules {
+        // The crate root declares the modules and re-exports the API;
+        // its `use`s are the crate's front, not imports of a step.
+        if here.is_empty() {
+            continue;
+        }
+        let mut code = code_only(&std::fs::read_to_string(file).unwrap());
+        // A file's unit tests (its trailing `mod tests`) are not part of
+        // the dependency structure.
+        if let Some(at) = code.find("mod tests {") {
+            code.truncate(at);
+        }
+        let children: BTreeSet<String> = modules
+            .keys()
+            .filter(|m| m.len() == here.len() + 1 && m.starts_with(here))
+            .map(|m| m.last().unwrap().clone())
+            .collect();
+        for path in referenced(&code, here, &children) {
+            // The longest prefix that is a module file is the target.
+            let target = (0..=path.len()).rev().map(|n| path[..n].to_vec()).find(|p| modules.contains_key(p));
+            if let Some(target) = target.filter(|t| t != here) {
+                edges.entry(here.clone()).or_default().insert(target);
+            }
+        }
+    }
+    edges
+}
+
 #[test]
 fn no_import_cycle_between_source_files() {
     let root = repo_root();
     let mut cycles = Vec::new();
     for krate in CRATES {
-        let src = root.join(krate);
-        let files = sources(&src);
-        let modules: BTreeMap<Vec<String>, PathBuf> = files.iter().map(|f| (module_path(&src, f), f.clone())).collect();
-        let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
-        for (here, file) in &modules {
-            // The crate root declares the modules and re-exports the API;
-            // its `use`s are the crate's front, not imports of a step.
-            if here.is_empty() {
-                continue;
-            }
-            let mut code = code_only(&std::fs::read_to_string(file).unwrap());
-            // A file's unit tests (its trailing `mod tests`) are not part of
-            // the dependency structure.
-            if let Some(at) = code.find("mod tests {") {
-                code.truncate(at);
-            }
-            let children: BTreeSet<String> = modules
-                .keys()
-                .filter(|m| m.len() == here.len() + 1 && m.starts_with(here))
-                .map(|m| m.last().unwrap().clone())
-                .collect();
-            for path in referenced(&code, here, &children) {
-                // The longest prefix that is a module file is the target.
-                let target = (0..=path.len()).rev().map(|n| path[..n].to_vec()).find(|p| modules.contains_key(p));
-                if let Some(target) = target.filter(|t| t != here) {
-                    edges.entry(here.clone()).or_default().insert(target);
-                }
-            }
-        }
+        let edges = import_graph(&root.join(krate));
         // Depth-first search for a back edge.
         fn visit(n: &Vec<String>, edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>, stack: &mut Vec<Vec<String>>, done: &mut BTreeSet<Vec<String>>, cycles: &mut Vec<String>, krate: &str) {
             if done.contains(n) {
@@ -191,11 +201,82 @@ fn no_import_cycle_between_source_files() {
             done.insert(n.clone());
         }
         let mut done = BTreeSet::new();
-        for n in modules.keys() {
+        for n in edges.keys() {
             visit(n, &edges, &mut Vec::new(), &mut done, &mut cycles, krate);
         }
     }
     assert!(cycles.is_empty(), "import cycles between source files:\n{}", cycles.join("\n"));
+}
+
+/// `capspec-codegen`'s layers, lowest first (ARCHITECTURE.md's map): a
+/// module imports only from its own layer and the layers below it. A
+/// module is placed by its longest listed prefix; `gate::lint`, the one
+/// rule family the loaders run, sits in the foundation it alone imports.
+const CODEGEN_LAYERS: &[(&str, &[&str])] = &[
+    ("foundation", &["yaml", "model", "error", "finding", "rules", "source", "parallel", "explain", "gate::lint"]),
+    ("render", &["render"]),
+    ("loaders", &["config", "load", "import", "code_first", "provider"]),
+    ("project", &["project"]),
+    ("gate", &["gate"]),
+    ("fronts", &["sync", "scaffold", "coverage_table"]),
+];
+
+fn codegen_layer(module: &[String]) -> Option<usize> {
+    (1..=module.len()).rev().find_map(|n| {
+        let prefix = module[..n].join("::");
+        CODEGEN_LAYERS.iter().position(|(_, modules)| modules.contains(&prefix.as_str()))
+    })
+}
+
+/// The modules in no layer, and each import from a lower layer up to a
+/// higher one.
+fn layer_violations(edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> (Vec<String>, Vec<String>) {
+    let mut unplaced = Vec::new();
+    let mut upward = Vec::new();
+    for (from, targets) in edges.iter().filter(|(from, _)| !from.is_empty()) {
+        let Some(here) = codegen_layer(from) else {
+            unplaced.push(from.join("::"));
+            continue;
+        };
+        for to in targets.iter().filter(|t| !t.is_empty()) {
+            let there = codegen_layer(to).unwrap_or(0);
+            if there > here {
+                upward.push(format!("{} ({}) imports {} ({})", from.join("::"), CODEGEN_LAYERS[here].0, to.join("::"), CODEGEN_LAYERS[there].0));
+            }
+        }
+    }
+    (unplaced, upward)
+}
+
+#[test]
+fn codegen_imports_only_from_its_own_layer_and_below() {
+    let edges = import_graph(&repo_root().join("codegen/src"));
+    let (unplaced, upward) = layer_violations(&edges);
+    assert!(unplaced.is_empty(), "modules in no layer of CODEGEN_LAYERS (place them, and in ARCHITECTURE.md's map): {unplaced:?}");
+    assert!(upward.is_empty(), "imports from a lower layer up to a higher one:\n{}", upward.join("\n"));
+    // The gate is one folder: the families of rules `check` runs.
+    for family in ["check", "drift", "breaking", "contract", "coverage", "suppress", "report", "lint", "policy", "upstream"] {
+        assert!(edges.contains_key(&vec!["gate".to_string(), family.to_string()]), "codegen/src/gate/{family}.rs is missing");
+    }
+}
+
+#[test]
+fn the_layer_check_sees_an_upward_import_through_a_group_and_a_super_path() {
+    let dir = capspec_testkit::TempDir::new("layers");
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("load")).unwrap();
+    std::fs::create_dir_all(src.join("gate")).unwrap();
+    std::fs::write(src.join("lib.rs"), "mod gate;\nmod load;\nmod project;\n").unwrap();
+    std::fs::write(src.join("project.rs"), "").unwrap();
+    std::fs::write(src.join("gate/mod.rs"), "mod lint;\nmod check;\n").unwrap();
+    std::fs::write(src.join("gate/lint.rs"), "").unwrap();
+    std::fs::write(src.join("gate/check.rs"), "use super::lint;\n").unwrap();
+    // A doc comment naming the gate is no import; the group is.
+    std::fs::write(src.join("load/mod.rs"), "/// see crate::gate::check\nmod read;\nuse crate::{gate::lint, project};\n").unwrap();
+    std::fs::write(src.join("load/read.rs"), "fn f() { super::super::gate::check::run(); }\n").unwrap();
+    let (unplaced, upward) = layer_violations(&import_graph(&src));
+    assert_eq!(unplaced, Vec::<String>::new());
+    assert_eq!(upward, ["load (loaders) imports project (project)", "load::read (loaders) imports gate::check (gate)"]);
 }
 
 #[test]

@@ -60,7 +60,7 @@ pub(crate) use checked::{findings, test_report};
 #[cfg(feature = "policy")]
 mod checked {
     use super::*;
-    use crate::policy_tests;
+    use crate::gate::policy_tests;
     use crate::render::cedar::declarations_json;
     use crate::model::Category;
     use std::collections::{BTreeSet, HashMap};

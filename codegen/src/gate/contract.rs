@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::breaking::git;
-use crate::coverage::Scan;
+use crate::gate::breaking::git;
+use crate::gate::coverage::Scan;
 use crate::error::BaseError;
 use crate::finding::Finding;
 use crate::model::{CapabilitySpec, ModuleSpec, SpecSet};
