@@ -82,6 +82,9 @@ fn a_new_cargo_project_adopts_capspec_in_one_command() {
         let section = format!("[profile.dev.package.{krate}]\nopt-level = 3");
         assert!(manifest.contains(&section) && ours.contains(&section), "{section}: new project or this repo lacks it\n{manifest}");
     }
+    // And no other: this repo optimises exactly what it tells projects to.
+    let overridden: Vec<&str> = ours.lines().filter_map(|l| l.strip_prefix("[profile.dev.package.")?.strip_suffix(']')).filter(|k| *k != "\"*\"").collect();
+    assert_eq!(overridden, capspec_cli::DEV_OPTIMIZED, "this repo's dev-profile overrides");
 
     // The new project's own commands pass right away, the tests before
     // the gate: `check` before any `cargo test` knows of no test.
