@@ -116,11 +116,17 @@ fn referenced(code: &str, here: &[String], children: &BTreeSet<String>) -> BTree
         while let Some(after) = rest.strip_prefix("::") {
             if let Some(group) = after.strip_prefix('{') {
                 let end = group.find('}').unwrap_or(group.len());
+                // Each item's whole path (`gate::lint` in `{gate::lint, x}`).
                 for item in group[..end].split(',') {
-                    let seg: String = item.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                    if !seg.is_empty() && seg != "self" {
-                        let mut p = path.clone();
+                    let mut p = path.clone();
+                    for seg in item.trim().split("::") {
+                        let seg: String = seg.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                        if seg.is_empty() || seg == "self" {
+                            break;
+                        }
                         p.push(seg);
+                    }
+                    if p.len() > path.len() {
                         out.insert(p);
                     }
                 }
