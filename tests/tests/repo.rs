@@ -128,20 +128,43 @@ fn the_tls_provider_is_installed_in_one_place() {
 /// for that one package) has a feature set the workspace's test build has
 /// too, so the gate after the tests compiles nothing new. A dependency
 /// change that breaks this names what xtask/Cargo.toml must pin.
+/// `cargo tree`'s lines (`name version [features]`) for these arguments.
+fn cargo_tree(args: &[&str], format: &str) -> std::collections::BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .arg("tree")
+        .args(args)
+        .args(["--locked", "--prefix", "none", "--format", format])
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cargo tree {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(|l| l.trim_end_matches(" (*)").to_string()).filter(|l| !l.is_empty()).collect()
+}
+
+#[test]
+fn the_build_scripts_generator_is_the_test_builds() {
+    // Each crate of the generator's graph, with the feature sets the test
+    // build resolves it with: one set means one compiled crate for the test
+    // build and for tests/build.rs; two, that it is compiled twice.
+    let generator = cargo_tree(&["--package", "capspec-codegen", "--features", "policy", "--edges", "normal"], "{p}");
+    let mut sets: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
+    for line in cargo_tree(&["--workspace", "--edges", "normal,build,dev"], "{p} [{f}]") {
+        let at = line.rfind(" [").unwrap();
+        sets.entry(line[..at].to_string()).or_default().push(line[at + 1..].to_string());
+    }
+    assert!(generator.len() > 50, "the generator's graph: {}", generator.len());
+    let twice: Vec<String> = generator.iter().filter(|p| sets[*p].len() > 1).map(|p| format!("  {p}: {}", sets[p].join(" and "))).collect();
+    assert!(
+        twice.is_empty(),
+        "tests/build.rs's generator resolves these crates with other features than the test build's, so both are compiled twice: pin them in tests/Cargo.toml's build-dependencies (and xtask/Cargo.toml's)\n{}",
+        twice.join("\n")
+    );
+}
+
 #[test]
 fn the_xtask_builds_from_the_test_builds_crates() {
-    let tree = |args: &[&str]| -> std::collections::BTreeSet<String> {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = std::process::Command::new(cargo)
-            .arg("tree")
-            .args(args)
-            .args(["--locked", "--prefix", "none", "--format", "{p} [{f}]"])
-            .current_dir(workspace_root())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "cargo tree {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap().lines().map(|l| l.trim_end_matches(" (*)").to_string()).filter(|l| !l.is_empty()).collect()
-    };
+    let tree = |args: &[&str]| cargo_tree(args, "{p} [{f}]");
     let xtask = tree(&["--package", "xtask", "--edges", "normal,build"]);
     let workspace = tree(&["--workspace", "--edges", "normal,build,dev"]);
     assert!(xtask.len() > 300, "the xtask's graph holds the CLI's: {}", xtask.len());
