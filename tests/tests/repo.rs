@@ -143,6 +143,18 @@ fn cargo_tree(args: &[&str], format: &str) -> std::collections::BTreeSet<String>
 }
 
 #[test]
+fn every_workspace_of_the_repo_builds_from_its_committed_lock_file() {
+    // benches/rmcp and fuzz are workspaces of their own over capspec's
+    // crates: a dependency change here changes their lock files too, and a
+    // stale one makes a fresh clone's build there resolve anew.
+    // `cargo tree --locked` fails, naming the lock file, where it would
+    // have to change.
+    for manifest in ["Cargo.toml", "benches/rmcp/Cargo.toml", "fuzz/Cargo.toml"] {
+        assert!(!cargo_tree(&["--offline", "--depth", "0", "--manifest-path", manifest], "{p}").is_empty(), "{manifest}");
+    }
+}
+
+#[test]
 fn the_build_scripts_generator_is_the_test_builds() {
     // Each crate of the generator's graph, with the feature sets the test
     // build resolves it with: one set means one compiled crate for the test
