@@ -8,7 +8,7 @@ use crate::code_first::{CodeFirstInput, ExportFailure};
 use crate::error::FatalError;
 use crate::finding::Finding;
 use crate::project::{self, Rendered};
-use crate::gate::report::Report;
+use super::report::Report;
 
 /// Options of one check run.
 #[derive(Debug, Clone, Default)]
@@ -20,7 +20,7 @@ pub struct CheckOptions {
     /// Packages whose export failed: each is an error finding.
     pub export_failures: Vec<ExportFailure>,
     /// The `upstream/*` findings of `check --upstream` (the caller lists the
-    /// servers; see [`crate::gate::upstream::compare`]), suppressed like the rest.
+    /// servers; see [`super::upstream::compare`]), suppressed like the rest.
     pub upstream: Vec<Finding>,
     /// Leave out the run-time coverage verdict (`coverage/untested`,
     /// `coverage/stale`): for a check made inside `cargo test`, whose own
@@ -45,14 +45,14 @@ pub fn check_with(root: &Path, options: &CheckOptions) -> Result<Report, FatalEr
     findings.extend(project.loaded.findings);
     let mut scan = None;
     if let Some(Rendered { targets, artifacts }) = rendered {
-        findings.extend(crate::gate::drift::drift(root, &targets, &artifacts, &project.loaded.set));
+        findings.extend(super::drift::drift(root, &targets, &artifacts, &project.loaded.set));
         if let Some(policy) = project.config.as_ref().and_then(|c| c.policy.as_ref()) {
-            findings.extend(crate::gate::policy::findings(root, &policy.dir, &project.loaded.set, &mut sources));
+            findings.extend(super::policy::findings(root, &policy.dir, &project.loaded.set, &mut sources));
         }
         if let Some(config) = &project.config {
-            let mut scanned = crate::gate::coverage::scan(root, config);
-            let record = (!options.without_test_record).then(|| crate::gate::coverage::record::read(root, config));
-            findings.extend(crate::gate::coverage::findings(&project.loaded.set, &scanned, record.as_ref()));
+            let mut scanned = super::coverage::scan(root, config);
+            let record = (!options.without_test_record).then(|| super::coverage::record::read(root, config));
+            findings.extend(super::coverage::findings(&project.loaded.set, &scanned, record.as_ref()));
             for (file, text) in std::mem::take(&mut scanned.sources) {
                 sources.insert(&file, text);
             }
@@ -61,14 +61,14 @@ pub fn check_with(root: &Path, options: &CheckOptions) -> Result<Report, FatalEr
     }
     if let (Some(git_ref), Some(config)) = (&options.base, &project.config) {
         let record = (!config.code_first.packages.is_empty()).then_some(config.code_first.record.as_str());
-        let base = crate::gate::breaking::base_specs(root, &config.specs, record, git_ref)?;
-        findings.extend(crate::gate::breaking::compare(&base, &project.loaded.set));
+        let base = super::breaking::base_specs(root, &config.specs, record, git_ref)?;
+        findings.extend(super::breaking::compare(&base, &project.loaded.set));
         if let Some(scan) = &scan {
-            findings.extend(crate::gate::contract::unchecked(root, git_ref, &config.coverage.tests, &base, &project.loaded.set, scan)?);
+            findings.extend(super::contract::unchecked(root, git_ref, &config.coverage.tests, &base, &project.loaded.set, scan)?);
         }
     }
     if let Some(config) = &project.config {
-        crate::gate::suppress::apply(&mut findings, &config.allow);
+        super::suppress::apply(&mut findings, &config.allow);
     }
     // A stale or missing record matters only while a test verdict rests on
     // it: where `[[allow]]` explains every untested capability, none does.
@@ -91,7 +91,7 @@ pub fn policy_test(root: &Path) -> Result<(Vec<String>, Report), FatalError> {
     let policy = project.config.as_ref().and_then(|c| c.policy.as_ref());
     let lines = match policy {
         Some(policy) if findings.is_empty() => {
-            let (lines, found) = crate::gate::policy::test_report(root, &policy.dir, &project.loaded.set, &mut sources);
+            let (lines, found) = super::policy::test_report(root, &policy.dir, &project.loaded.set, &mut sources);
             findings.extend(found);
             lines
         }
@@ -112,7 +112,7 @@ pub fn assert_fresh(root: impl AsRef<Path>) {
         Ok(report) => panic!(
             "capspec check failed for {}:\n{}",
             root.display(),
-            crate::gate::report::render(&report, crate::gate::report::Format::Human)
+            super::report::render(&report, super::report::Format::Human)
         ),
         Err(err) => panic!("capspec check could not run: {err}"),
     }

@@ -10,13 +10,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::gate::breaking::git;
-use crate::gate::coverage::Scan;
 use crate::error::BaseError;
 use crate::finding::Finding;
 use crate::model::{CapabilitySpec, ModuleSpec, SpecSet};
 use crate::render::input_schema_json;
 use crate::rules as rule;
+use super::breaking::git;
+use super::coverage::Scan;
 
 /// What about a contract changed: `description`, `input schema`, `output
 /// schema`, `category`, `hints`; `["new"]` for a capability REF did not have.

@@ -85,7 +85,7 @@ pub fn changes(old: &ModuleSpec, new: &ModuleSpec) -> Vec<Change> {
                 ] {
                     if before != after {
                         what.push(label);
-                        diff.push_str(&crate::gate::drift::unified_diff(&format!("{tool} {label}"), &before, &after).1);
+                        diff.push_str(&super::drift::unified_diff(&format!("{tool} {label}"), &before, &after).1);
                         diff.push('\n');
                     }
                 }
