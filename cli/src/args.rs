@@ -103,6 +103,9 @@ pub(crate) enum AuditCommand {
     ///
     /// Each record is as stored: a decision record (before the call ran, or instead of it)
     /// or an outcome record (after it), with arguments and results as keyed hashes.
+    /// A query that cannot be answered as asked (--arguments without the key, a capability
+    /// neither the project nor the log knows, a decision no record can have) exits 1 saying
+    /// why, rather than printing nothing.
     Query {
         #[command(flatten)]
         store: StoreArg,
@@ -112,9 +115,10 @@ pub(crate) enum AuditCommand {
         /// Calls of this capability (`module.name`).
         #[arg(long)]
         capability: Option<String>,
-        /// Decision records with this decision: allowed, approved, declined, denied_policy,
-        /// denied_scope, denied_gate, invalid_arguments, unknown_capability, limit_exceeded,
-        /// replay_diverged, replayed.
+        /// Decision records with this decision: allowed, approved, declined (a person was
+        /// asked and said no), denied_policy, denied_scope, denied_gate (refused unasked: plan
+        /// mode, or a client that could not be asked), invalid_arguments, unknown_capability,
+        /// limit_exceeded, replay_diverged, replayed.
         #[arg(long)]
         decision: Option<String>,
         /// At or after this date (`2026-12-01`) or UTC time (`2026-12-01T09:30:00Z`).
@@ -123,9 +127,11 @@ pub(crate) enum AuditCommand {
         /// Before this date or UTC time.
         #[arg(long, value_name = "TIME")]
         until: Option<String>,
-        /// Calls made with exactly these arguments (JSON), matched by their keyed hash;
-        /// needs the server's --state-key-file.
-        #[arg(long, value_name = "JSON", requires = "state_key_file")]
+        /// Calls made with these arguments (JSON): as the client sent them, or as they ran
+        /// once the capability's spec coerced them and applied its defaults (through
+        /// --capability's spec, else each capability of the project they fit). Matched by
+        /// keyed hash, so it needs the server's --state-key-file.
+        #[arg(long, value_name = "JSON")]
         arguments: Option<String>,
         /// The key file the server was started with (for --arguments).
         #[arg(long, value_name = "FILE")]

@@ -54,6 +54,23 @@ pub(crate) fn parse_time(text: &str) -> Result<i64, String> {
     Ok(((days * 24 + hh) * 60 + mm) * 60_000 + ss * 1000)
 }
 
+/// `ms` (since the epoch) as a UTC time, `2026-12-03T01:02:03Z`: the form
+/// `--since` reads.
+pub(crate) fn format_time(ms: i64) -> String {
+    let (days, rest) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000) / 1000);
+    // The civil date of a day count (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rest / 3600, rest / 60 % 60, rest % 60)
+}
+
 /// Run an `audit` command; the exit code.
 #[cfg(not(feature = "store"))]
 pub(crate) fn run(_command: AuditCommand) -> u8 {
@@ -90,20 +107,79 @@ mod live {
 
     async fn open(store: &StoreArg) -> Result<Store, String> {
         let root = store.root.resolve().unwrap_or_else(|_| std::path::PathBuf::from("."));
-        Store::open(&store_url(&root, store.store.as_deref())).await.map_err(|e| e.0)
+        Store::open_existing(&store_url(&root, store.store.as_deref())).await.map_err(|e| e.0)
+    }
+
+    /// A query that cannot be answered as asked: said, exit 1.
+    fn unanswerable(why: impl std::fmt::Display) -> u8 {
+        eprintln!("error: {why}");
+        1
+    }
+
+    /// The project's capabilities and their input schemas, where `root`
+    /// is a project whose specs load.
+    fn project_inputs(root: &std::path::Path) -> Option<Vec<(String, Value)>> {
+        let project = capspec_codegen::open(root).ok()?;
+        project.config.as_ref()?;
+        let set = &project.loaded.set;
+        Some(set.capabilities().map(|(m, c)| (format!("{}.{}", m.name, c.name), capspec_codegen::render::input_schema_json(c))).collect())
+    }
+
+    /// The keyed hashes `--arguments` matches: the arguments as typed, and
+    /// as the capability's spec makes them (values coerced, defaults
+    /// applied) for `capability`, else for each capability they are valid
+    /// arguments of.
+    fn argument_hashes(key: &[u8; 32], typed: &Value, inputs: &[(String, Value)], capability: Option<&str>) -> Vec<String> {
+        use capspec::__internals::{Validator, coerce};
+        let mut hashes = vec![capspec_store::keyed_hash(key, typed)];
+        for (_, schema) in inputs.iter().filter(|(name, _)| capability.is_none_or(|c| c == name)) {
+            let Ok(validator) = Validator::compile(schema) else { continue };
+            let Ok(map) = coerce(typed.clone(), &validator) else { continue };
+            let mut ran = Value::Object(map);
+            validator.apply_defaults(&mut ran);
+            let hash = capspec_store::keyed_hash(key, &ran);
+            if validator.validate(&ran).is_empty() && !hashes.contains(&hash) {
+                hashes.push(hash);
+            }
+        }
+        hashes
     }
 
     pub(super) async fn run(command: AuditCommand) -> Result<u8, String> {
         match command {
-            AuditCommand::Query { store, principal, capability, decision, since, until, arguments, state_key_file, format, limit } => {
-                let args_hmac = match arguments {
-                    Some(json) => {
-                        let value: Value = serde_json::from_str(&json).map_err(|e| format!("--arguments is not JSON: {e}"))?;
-                        let file = state_key_file.ok_or("--arguments matches by the keyed hash the server made, so it needs the server's --state-key-file")?;
-                        let key = capspec::mcp::StateKey::read_file(&file)?;
-                        Some(capspec_store::keyed_hash(&key.audit_key(), &value))
-                    }
+            AuditCommand::Query { store: at, principal, capability, decision, since, until, arguments, state_key_file, format, limit } => {
+                let root = at.root.resolve().unwrap_or_else(|_| std::path::PathBuf::from("."));
+                let inputs = project_inputs(&root).unwrap_or_default();
+                let typed = match arguments {
+                    Some(json) => match serde_json::from_str::<Value>(&json) {
+                        Ok(value) => Some(value),
+                        Err(e) => return Ok(unanswerable(format!("--arguments is not JSON: {e}"))),
+                    },
                     None => None,
+                };
+                let key = match (&typed, state_key_file) {
+                    (None, _) => None,
+                    (Some(_), Some(file)) => Some(capspec::mcp::StateKey::read_file(&file)?.audit_key()),
+                    (Some(_), None) => {
+                        return Ok(unanswerable(
+                            "--arguments matches by the keyed hash the server made of them, so it needs the server's --state-key-file; without it no record can be matched",
+                        ));
+                    }
+                };
+                if let Some(d) = decision.as_deref().filter(|d| !capspec::audit::Decided::ALL.iter().any(|known| known.recorded() && known.as_str() == *d)) {
+                    let words = capspec::audit::Decided::ALL.iter().filter(|d| d.recorded()).map(|d| d.as_str()).collect::<Vec<_>>().join(", ");
+                    return Ok(unanswerable(format!("no record has the decision `{d}`; the decisions are {words}")));
+                }
+                let store = open(&at).await?;
+                if let Some(c) = capability.as_deref().filter(|c| !inputs.iter().any(|(name, _)| name == c)) {
+                    let named = store.query(&Query { capability: Some(c.to_string()), limit: Some(1), ..Query::default() }).await.map_err(|e| e.0)?;
+                    if named.is_empty() {
+                        return Ok(unanswerable(format!("no capability `{c}` in this project's specs, and no record in `{}` names one: check the name (`module.name`)", store.url())));
+                    }
+                }
+                let args_hmac = match (typed, key) {
+                    (Some(typed), Some(key)) => argument_hashes(&key, &typed, &inputs, capability.as_deref()),
+                    _ => Vec::new(),
                 };
                 let query = Query {
                     principal,
@@ -114,7 +190,7 @@ mod live {
                     args_hmac,
                     limit,
                 };
-                let records = open(&store).await?.query(&query).await.map_err(|e| e.0)?;
+                let records = store.query(&query).await.map_err(|e| e.0)?;
                 print!("{}", render(&records, format));
                 Ok(0)
             }
@@ -179,5 +255,10 @@ mod tests {
         assert_eq!(super::parse_time("2026-12-03"), Ok(1_796_256_000_000));
         assert_eq!(super::parse_time("2026-12-03T01:02:03Z"), Ok(1_796_256_000_000 + 3_723_000));
         assert!(super::parse_time("yesterday").unwrap_err().contains("not a date"));
+        for ms in [0, 1_796_256_000_000 + 3_723_000, 951_782_400_000, 4_107_542_399_000] {
+            let text = super::format_time(ms);
+            assert_eq!(super::parse_time(&text), Ok(ms), "{text}");
+        }
+        assert_eq!(super::format_time(1_796_256_000_000 + 3_723_000), "2026-12-03T01:02:03Z");
     }
 }

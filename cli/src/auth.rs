@@ -107,14 +107,14 @@ mod live {
                     println!("nobody holds a credential of their own for [upstream.{name}]");
                 }
                 let now = oauth::now() as i64 * 1000;
-                for (principal, scopes, expires_ms) in holders {
+                for (principal, scopes, expires_ms, updated_ms) in holders {
                     let scopes = if scopes.is_empty() { "no scopes named".to_string() } else { format!("scopes {}", scopes.join(" ")) };
                     let expiry = match expires_ms {
                         None => "no expiry given".to_string(),
                         Some(at) if at > now => format!("access token expires in {} s", (at - now) / 1000),
                         Some(_) => "access token expired (refreshed at the next call)".to_string(),
                     };
-                    println!("{principal}: {scopes}, {expiry}");
+                    println!("{principal}: {scopes}, {expiry}, last stored {}", crate::audit::format_time(updated_ms));
                 }
                 Ok(0)
             }
@@ -137,13 +137,14 @@ mod live {
         use std::path::Path;
 
         async fn open(root: &Path, flag: Option<&str>) -> Result<capspec_store::Store, String> {
-            capspec_store::Store::open(&crate::audit::store_url(root, flag)).await.map_err(|e| e.0)
+            // Never created here: a mistyped --store is named, not made.
+            capspec_store::Store::open_existing(&crate::audit::store_url(root, flag)).await.map_err(|e| e.0)
         }
 
-        /// (principal, scopes, expiry in ms) of each holder.
-        pub(super) async fn holders(root: &Path, flag: Option<&str>, name: &str) -> Result<Vec<(String, Vec<String>, Option<i64>)>, String> {
+        /// (principal, scopes, expiry in ms, last stored in ms) of each holder.
+        pub(super) async fn holders(root: &Path, flag: Option<&str>, name: &str) -> Result<Vec<(String, Vec<String>, Option<i64>, i64)>, String> {
             let holders = open(root, flag).await?.credential_holders(name).await.map_err(|e| e.0)?;
-            Ok(holders.into_iter().map(|h| (h.principal, h.scopes, h.expires_ms)).collect())
+            Ok(holders.into_iter().map(|h| (h.principal, h.scopes, h.expires_ms, h.updated_ms)).collect())
         }
 
         pub(super) async fn forget(root: &Path, flag: Option<&str>, name: &str, user: &str) -> Result<bool, String> {
@@ -157,7 +158,7 @@ mod live {
 
         const NO_STORE: &str = "this build of capspec-cli has no serve store, where per-user credentials are kept: `cargo install --locked capspec-cli` has it";
 
-        pub(super) async fn holders(_: &Path, _: Option<&str>, _: &str) -> Result<Vec<(String, Vec<String>, Option<i64>)>, String> {
+        pub(super) async fn holders(_: &Path, _: Option<&str>, _: &str) -> Result<Vec<(String, Vec<String>, Option<i64>, i64)>, String> {
             Err(NO_STORE.into())
         }
 

@@ -307,12 +307,14 @@ async fn audit_log(root: &Path, args: &ServeArgs, key: [u8; 32]) -> Result<std::
     let url = crate::audit::store_url(root, args.store.as_deref());
     let store = capspec_store::Store::open(&url).await.map_err(|e| e.0)?;
     let instance = args.instance.clone().unwrap_or_else(|| capspec_store::default_instance(&args.http.map_or_else(|| "stdio".to_string(), |a| a.to_string())));
-    eprintln!("capspec serve: recording every call in the audit log at `{}` (instance `{instance}`)", store.url());
+    let url = store.url().to_string();
+    let options = capspec_store::AuditOptions { instance, named: args.instance.is_some(), key, keep_arguments: args.audit_arguments };
+    let log = capspec_store::AuditLog::start(store, options).await.map_err(|e| e.0)?;
+    eprintln!("capspec serve: recording every call in the audit log at `{url}` (instance `{}`)", log.instance());
     if args.state_key_file.is_none() {
         eprintln!("capspec serve: without --state-key-file, the audit log's keyed hashes change at every start (`audit query --arguments` matches only this run's)");
     }
-    let options = capspec_store::AuditOptions { instance, key, keep_arguments: args.audit_arguments };
-    capspec_store::AuditLog::start(store, options).await.map_err(|e| e.0)
+    Ok(log)
 }
 
 #[cfg(test)]

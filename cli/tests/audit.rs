@@ -128,7 +128,7 @@ fn a_server_killed_under_load_loses_no_record_of_a_call_a_client_received() {
 
         let store = Store::open(&url).await.unwrap();
         for i in &received {
-            let found = store.query(&Query { args_hmac: Some(keyed_hash(&key(), &json!({"name": format!("n{i}")}))), ..Query::default() }).await.unwrap();
+            let found = store.query(&Query { args_hmac: vec![keyed_hash(&key(), &json!({"name": format!("n{i}")}))], ..Query::default() }).await.unwrap();
             let kinds: Vec<&str> = found.iter().map(|r| r["kind"].as_str().unwrap()).collect();
             assert!(kinds.contains(&"decision"), "call n{i} answered with no decision record: {found:?}");
         }
@@ -153,7 +153,8 @@ fn a_server_killed_under_load_loses_no_record_of_a_call_a_client_received() {
         let lines: Vec<Value> = String::from_utf8_lossy(&found.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines.iter().map(|r| r["kind"].as_str().unwrap()).collect::<Vec<_>>(), ["decision"], "{}", text(&found));
         let keyless = capspec(dir, &["audit", "query", "--arguments", r#"{"name": "after"}"#]);
-        assert_eq!(keyless.status.code(), Some(2), "{}", text(&keyless));
+        assert_eq!(keyless.status.code(), Some(1), "{}", text(&keyless));
+        assert!(text(&keyless).contains("--state-key-file"), "{}", text(&keyless));
     });
 }
 
@@ -296,8 +297,99 @@ fn the_calls_spans_reach_a_real_otlp_backend_under_the_callers_trace() {
         // The audit record names the same trace.
         let found = runtime().block_on(async {
             let store = Store::open(&url).await.unwrap();
-            store.query(&Query { args_hmac: Some(keyed_hash(&key(), &json!({"name": secret}))), ..Query::default() }).await.unwrap()
+            store.query(&Query { args_hmac: vec![keyed_hash(&key(), &json!({"name": secret}))], ..Query::default() }).await.unwrap()
         });
         assert_eq!(found.first().map(|r| r["trace_id"].clone()), Some(json!(trace)), "{protocol}: {found:?}");
     }
+}
+
+/// The book's `audit` examples (docs/src/operating.md), each line run as
+/// written in a project whose store holds a real log: the reads of
+/// `deploy/.env` are found by the arguments as typed, whether the record
+/// holds them as sent (alice's client left `offset` out) or only as they
+/// ran (bob's record, found through the spec's default). A query that
+/// cannot be answered as asked exits 1 saying why; `audit` never creates a
+/// store.
+#[test]
+fn the_books_audit_examples_answer_from_a_real_log() {
+    use capspec::audit::{AuditRecord, AuditSink, Decided, RecordKind};
+    let project = TempDir::new("audit-book");
+    let dir = project.path();
+    project.write("capspec.toml", "specs = \"specs\"\n");
+    std::fs::create_dir_all(dir.join("specs")).unwrap();
+    std::fs::copy(repo_root().join("specs/workspace.yaml"), dir.join("specs/workspace.yaml")).unwrap();
+    project.write("state.key", [42u8; 32]);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    let read = |principal: &str, call: u64, args: Value, sent: Option<Value>| AuditRecord {
+        kind: RecordKind::Decision,
+        time_ms: now,
+        call,
+        principal: principal.into(),
+        groups: Vec::new(),
+        surface: "tools".into(),
+        request: None,
+        trace_id: None,
+        capability: "workspace.read_file".into(),
+        category: Some("read".into()),
+        mode: "default".into(),
+        decision: Some(Decided::Allowed),
+        reason: None,
+        policies: Vec::new(),
+        answered_by: None,
+        upstream: None,
+        args: Some(args),
+        sent_args: sent,
+        status: None,
+        duration_ms: None,
+        result: None,
+    };
+    let url = format!("sqlite:{}/.capspec/store.db", dir.display());
+    runtime().block_on(async {
+        let store = Store::open(&url).await.unwrap();
+        let log = capspec_store::AuditLog::start(store, capspec_store::AuditOptions { instance: "book".into(), named: true, key: key(), keep_arguments: false }).await.unwrap();
+        log.decision(read("alice", 1, json!({"path": "deploy/.env", "offset": 0}), Some(json!({"path": "deploy/.env"})))).await.unwrap();
+        log.decision(read("bob", 2, json!({"path": "deploy/.env", "offset": 0}), None)).await.unwrap();
+        log.decision(read("bob", 3, json!({"path": "README.md", "offset": 0}), None)).await.unwrap();
+        log.close().await;
+    });
+    // `cargo` on PATH is this capspec, as `cargo install` makes it.
+    let bin = TempDir::new("audit-book-bin");
+    let shim = bin.path().join("cargo");
+    std::fs::write(&shim, format!("#!/bin/sh\nexec '{}' \"$@\"\n", env!("CARGO_BIN_EXE_cargo-capspec"))).unwrap();
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let sh = |line: &str| Command::new("sh").args(["-c", line]).current_dir(dir).env("PATH", &path).env_remove("CARGO_MANIFEST_DIR").output().unwrap();
+    let book = std::fs::read_to_string(repo_root().join("docs/src/operating.md")).unwrap();
+    let lines: Vec<&str> = book.lines().filter(|l| l.starts_with("cargo capspec audit ")).collect();
+    assert!(lines.len() >= 4, "the book's audit examples: {lines:?}");
+    for line in lines {
+        let out = sh(line);
+        assert_eq!(out.status.code(), Some(0), "`{line}`: {}", text(&out));
+        let printed = String::from_utf8_lossy(&out.stdout).to_string();
+        if line.contains("--principal alice") {
+            assert!(printed.contains("alice") && !printed.contains("bob"), "`{line}`: {printed}");
+        }
+        if line.contains("--arguments") {
+            assert!(printed.contains("alice") && printed.contains("bob"), "`{line}`: as typed, and through the spec's default: {printed}");
+            assert_eq!(printed.lines().count(), 3, "`{line}`: a header and two records: {printed}");
+        }
+    }
+    // Through the named capability's spec: a lone string is its one
+    // required string property (`path`), then `offset`'s default: bob's read.
+    let coerced = capspec(dir, &["audit", "query", "--arguments", r#""README.md""#, "--capability", "workspace.read_file", "--state-key-file", "state.key", "--format", "jsonl"]);
+    assert_eq!(String::from_utf8_lossy(&coerced.stdout).lines().count(), 1, "{}", text(&coerced));
+    for (args, why) in [
+        (vec!["--arguments", r#"{"path": "deploy/.env"}"#], "--state-key-file"),
+        (vec!["--capability", "workspace.no_such"], "no capability `workspace.no_such`"),
+        (vec!["--decision", "refused"], "no record has the decision `refused`"),
+    ] {
+        let out = capspec(dir, &[&["audit", "query"][..], &args].concat());
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains(why) && out.stdout.is_empty(), "{args:?}: {}", text(&out));
+    }
+    let missing = dir.join("mistyped/x.db");
+    let out = capspec(dir, &["audit", "verify", "--store", &format!("sqlite:{}", missing.display())]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("there is no store at"), "{}", text(&out));
+    assert!(!missing.exists() && !missing.parent().unwrap().exists(), "audit created a store");
 }

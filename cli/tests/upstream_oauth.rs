@@ -535,6 +535,15 @@ fn a_per_user_upstream_never_lends_the_operators_log_in_to_a_caller() {
     assert_eq!(String::from_utf8_lossy(&users.stdout), "nobody holds a credential of their own for [upstream.remote]\n", "{}", text(&users));
     let revoke = user.capspec(&["auth", "revoke", "remote", "--user", "alice"]);
     assert_eq!(String::from_utf8_lossy(&revoke.stdout), "`alice` held no credential for [upstream.remote]\n", "{}", text(&revoke));
+    // A mistyped store is named, never created empty.
+    let mistyped = user.project.path().join("mistyped/x.db");
+    let store = format!("sqlite:{}", mistyped.display());
+    for args in [&["auth", "users", "remote", "--store", &store][..], &["auth", "revoke", "remote", "--user", "alice", "--store", &store]] {
+        let out = user.capspec(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains("there is no store at") && text(&out).contains("mistyped/x.db"), "{args:?}: {}", text(&out));
+    }
+    assert!(!mistyped.parent().unwrap().exists(), "auth created a store");
     // An operator-credential upstream has nobody's own.
     user.project.write("capspec.toml", user.project.read("capspec.toml").replace("credentials = \"per-user\"\n", ""));
     let refused = user.capspec(&["auth", "users", "remote"]);
@@ -726,6 +735,8 @@ fn each_person_authorizes_once_through_the_link_their_call_gave_and_then_acts_as
     let users = user.capspec(&["auth", "users", "remote"]);
     let listed = String::from_utf8_lossy(&users.stdout).to_string();
     assert!(listed.lines().count() == 2 && listed.starts_with("alice: ") && listed.contains("\nbob: "), "{}", text(&users));
+    // When each was last stored, as a UTC time `audit query --since` reads.
+    assert!(listed.lines().all(|l| l.rsplit_once(", last stored ").is_some_and(|(_, at)| at.len() == 20 && at.ends_with('Z') && at.as_bytes()[10] == b'T')), "{listed}");
 
     // The store's bytes hold no token of theirs.
     let tokens: Vec<String> = runtime.block_on(async {
@@ -846,7 +857,8 @@ fn a_client_that_follows_links_is_asked_by_url_elicitation_and_its_call_goes_on_
 fn a_client_that_cannot_be_asked_mid_call_gets_the_link_in_its_reply_on_both_revisions() {
     let Some(remote) = remote() else { return };
     let user = per_user(&remote, "no-url");
-    let (_gateway, origin) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway"]);
+    // Links last as long as the state TTL (at most ten minutes), and say so.
+    let (_gateway, origin) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway", "--state-ttl", "120"]);
 
     // 2025-11-25, no URL elicitation declared: URLElicitationRequiredError
     // (−32042) carrying the link; once the person authorized there, the
@@ -876,9 +888,21 @@ fn a_client_that_cannot_be_asked_mid_call_gets_the_link_in_its_reply_on_both_rev
     let request = &result["inputRequests"]["io.capspec/authorize"];
     assert_eq!((&request["method"], &request["params"]["mode"]), (&json!("elicitation/create"), &json!("url")), "{asked:#}");
     assert!(request["params"]["message"].as_str().unwrap().contains("(`gina`)"), "{asked:#}");
+    assert!(request["params"]["message"].as_str().unwrap().contains("within 2 minutes"), "the link's wording follows --state-ttl: {asked:#}");
     assert_eq!(walk(&remote, request["params"]["url"].as_str().unwrap(), "gina").0, 200);
     let done = call(json!({ "name": "shout", "arguments": { "text": "b" }, "_meta": meta, "inputResponses": { "io.capspec/authorize": { "action": "accept" } } }));
     assert_eq!(done["result"]["content"][0]["text"], "B", "{done:#}");
+    // A person who declines the link: the retry ends the call, as a
+    // decline does on 2025-11-25, rather than asking again with a new link.
+    let kim = [format!("Authorization: Bearer {}", token_of(&remote.team, &format!("{origin}/mcp"), "kim")), headers[1].clone(), headers[2].clone(), headers[3].clone()];
+    let call_as_kim = |params: Value| capspec_testkit::http::post_mcp(addr, &kim, &json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params })).2;
+    let asked = call_as_kim(json!({ "name": "shout", "arguments": { "text": "k" }, "_meta": meta }));
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked:#}");
+    let declined = call_as_kim(json!({ "name": "shout", "arguments": { "text": "k" }, "_meta": meta, "inputResponses": { "io.capspec/authorize": { "action": "decline" } } }));
+    assert_ne!(declined["result"]["resultType"], "input_required", "a decline asks no more: {declined:#}");
+    let (code, message) = error_of(&declined);
+    assert_eq!(code, "upstream_unauthorized", "{declined:#}");
+    assert!(message.contains("`kim` declined to authorize capspec"), "{message}");
 
     // The TypeScript SDK v2 client, on 2026-07-28, follows the link from
     // `input_required` and retries by itself.

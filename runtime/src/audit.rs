@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::gate::{BoxFuture, Mode};
@@ -27,13 +27,15 @@ pub enum Decided {
     Allowed,
     /// Asked, and the approver allowed it (now or earlier in the session).
     Approved,
-    /// Asked, and the approver declined (or nobody could be asked).
+    /// Asked, and the person declined (or dismissed the ask).
     Declined,
     /// A policy denied it.
     DeniedPolicy,
     /// The caller's scopes leave its category out.
     DeniedScope,
-    /// Plan mode blocked it.
+    /// The gate refused it without a person's answer: plan mode, a client
+    /// that could not be asked, an answer presented for another call (the
+    /// [`Reason`] says which).
     DeniedGate,
     /// Its arguments do not match the input schema.
     InvalidArguments,
@@ -68,9 +70,70 @@ impl Decided {
         }
     }
 
+    /// Every decision.
+    pub const ALL: [Decided; 12] = [
+        Decided::Allowed,
+        Decided::Approved,
+        Decided::Declined,
+        Decided::DeniedPolicy,
+        Decided::DeniedScope,
+        Decided::DeniedGate,
+        Decided::InvalidArguments,
+        Decided::UnknownCapability,
+        Decided::LimitExceeded,
+        Decided::ReplayDiverged,
+        Decided::Replayed,
+        Decided::Waiting,
+    ];
+
+    /// Whether a record can carry it (a call still waiting has none).
+    pub fn recorded(self) -> bool {
+        self != Decided::Waiting
+    }
+
     /// Whether the impl runs after this decision.
     pub fn runs(self) -> bool {
         matches!(self, Decided::Allowed | Decided::Approved)
+    }
+
+    /// The receipt's and the span's word for this decision (DESIGN §7:
+    /// `auto`, `approved`, `denied`, `blocked`; `None` for a call refused
+    /// before the gate or still waiting). The one mapping between the two
+    /// vocabularies: every receipt and span takes its word from here.
+    pub fn gate(self, reason: Option<Reason>) -> Option<crate::receipt::GateDecision> {
+        use crate::receipt::GateDecision;
+        match self {
+            Decided::Allowed => Some(GateDecision::Auto),
+            Decided::Approved => Some(GateDecision::Approved),
+            Decided::DeniedGate if reason == Some(Reason::PlanMode) => Some(GateDecision::Blocked),
+            Decided::Declined | Decided::DeniedPolicy | Decided::DeniedScope | Decided::DeniedGate => Some(GateDecision::Denied),
+            Decided::InvalidArguments | Decided::UnknownCapability | Decided::LimitExceeded | Decided::ReplayDiverged | Decided::Replayed | Decided::Waiting => None,
+        }
+    }
+}
+
+/// Why the gate refused a call nobody answered (`denied_gate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// Plan mode allows only reads.
+    PlanMode,
+    /// The call had to be asked and nobody could be: a headless host, a
+    /// client that declared no elicitation, a client the ask did not reach.
+    CannotAsk,
+    /// The answer the request carried was for another call (another
+    /// principal, capability or arguments).
+    OtherCall,
+}
+
+impl Reason {
+    /// As in records and receipts: `plan_mode`, `cannot_ask`, `other_call`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::PlanMode => "plan_mode",
+            Reason::CannotAsk => "cannot_ask",
+            Reason::OtherCall => "other_call",
+        }
     }
 }
 
@@ -114,14 +177,22 @@ pub struct AuditRecord {
     pub mode: String,
     /// What the ladder decided (decision records).
     pub decision: Option<Decided>,
+    /// Why the gate refused it, for `denied_gate`.
+    pub reason: Option<Reason>,
     /// The policies that decided, by `@id`.
     pub policies: Vec<String>,
-    /// Who answered an ask: the principal whose client answered.
+    /// Who answered an ask: the principal whose client answered
+    /// (`approved` and `declined` only: a person was asked and answered).
     pub answered_by: Option<String>,
     /// The upstream server that serves the capability, if any.
     pub upstream: Option<String>,
     /// The validated arguments (decision records of resolved calls).
     pub args: Option<Value>,
+    /// The arguments as the client sent them, where they differ from
+    /// `args` (defaults applied, values coerced) or the call was refused
+    /// before validation: `audit query --arguments` finds a call by what
+    /// its caller typed too.
+    pub sent_args: Option<Value>,
     /// How it ended (outcome records): `ok` or the error code.
     pub status: Option<String>,
     /// Its duration in milliseconds (outcome records).
@@ -181,8 +252,11 @@ pub(crate) struct Call<'a> {
     pub(crate) category: Option<&'static str>,
     pub(crate) upstream: Option<&'a str>,
     pub(crate) decided: Decided,
+    pub(crate) reason: Option<Reason>,
     pub(crate) policies: &'a [String],
     pub(crate) args: Option<&'a Value>,
+    /// The arguments as sent.
+    pub(crate) sent: Option<&'a Value>,
 }
 
 /// Who calls and in which mode: what a run adds to its calls' records.
@@ -209,10 +283,12 @@ fn record(caller: &Caller<'_>, kind: RecordKind, call: u64, c: &Call<'_>) -> Aud
         category: c.category.map(str::to_string),
         mode: caller.mode.as_str().to_string(),
         decision: (kind == RecordKind::Decision).then_some(c.decided),
+        reason: if kind == RecordKind::Decision { c.reason } else { None },
         policies: c.policies.to_vec(),
         answered_by: matches!(c.decided, Decided::Approved | Decided::Declined).then(|| principal.id().to_string()),
         upstream: c.upstream.map(str::to_string),
         args: if kind == RecordKind::Decision { c.args.cloned() } else { None },
+        sent_args: if kind == RecordKind::Decision { c.sent.filter(|sent| Some(*sent) != c.args).cloned() } else { None },
         status: None,
         duration_ms: None,
         result: None,

@@ -46,8 +46,20 @@ pub enum Approval {
     AllowOnce,
     /// Allow this capability for the rest of the session.
     AllowForSession,
-    /// Refuse, with a reason the caller sees.
+    /// A person was asked and said no; the reason the caller sees.
     Deny(String),
+    /// Nobody could be asked (a headless host, a client that declared no
+    /// elicitation, an ask that did not reach the client): the gate refuses
+    /// it (`denied_gate`, reason `cannot_ask`), and no person is recorded as
+    /// having answered.
+    CannotAsk(String),
+    /// The answer presented was for another call (another principal,
+    /// capability or arguments): refused by the gate (`other_call`).
+    OtherCall(String),
+    /// The ask goes to the client in a later round (2026-07-28's
+    /// `input_required`): nothing is decided yet, so nothing is recorded;
+    /// the retry's answer is the decision.
+    Pending(String),
 }
 
 /// What the approver is asked about.
@@ -123,6 +135,13 @@ impl AskUrl for Links {
     }
 }
 
+/// Why a call ends when its caller declined the link that would have let
+/// capspec call a `per-user` upstream as them: the words every surface and
+/// revision uses.
+pub fn declined_link(principal: &str, what: &str) -> String {
+    format!("`{principal}` declined to authorize capspec to call `{what}` as them, so the call did not run; call again to be asked again")
+}
+
 /// The approver of a host with nobody to ask: it denies, naming the host.
 #[derive(Debug, Clone)]
 pub struct HeadlessApprover {
@@ -147,7 +166,7 @@ impl HeadlessApprover {
 impl Approver for HeadlessApprover {
     fn approve<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
         let reason = self.reason();
-        Box::pin(async move { Approval::Deny(reason) })
+        Box::pin(async move { Approval::CannotAsk(reason) })
     }
 }
 

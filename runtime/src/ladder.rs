@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 
 use serde_json::Value;
 
-use crate::audit::Decided;
+use crate::audit::{Decided, Reason};
 use crate::coerce;
 use crate::error::{CallError, ErrorCode};
 use crate::receipt::GateDecision;
@@ -22,26 +22,30 @@ use crate::validate::Validator;
 pub(crate) struct Reached<'a, E> {
     pub(crate) capability: &'a str,
     pub(crate) entry: Option<&'a E>,
-    pub(crate) decision: Option<GateDecision>,
+    /// The decision a replayed call's journal holds (else the receipt's
+    /// word comes from `decided`, through [`Decided::gate`]).
+    pub(crate) replayed: Option<GateDecision>,
     pub(crate) result: Result<Value, CallError>,
     pub(crate) journal: Journaled,
     /// The policies that decided (DESIGN §14), or would have in log mode.
     pub(crate) policy: Vec<String>,
     /// What was decided, as the audit log names it.
     pub(crate) decided: Decided,
+    /// Why the gate refused it unasked (`denied_gate`).
+    pub(crate) reason: Option<Reason>,
     /// The id of its stored decision record, when it ran under an audit.
     pub(crate) audited: Option<u64>,
 }
 
 impl<'a, E> Reached<'a, E> {
-    pub(crate) fn refused(capability: &'a str, entry: Option<&'a E>, decision: Option<GateDecision>, err: CallError) -> Reached<'a, E> {
+    pub(crate) fn refused(capability: &'a str, entry: Option<&'a E>, err: CallError) -> Reached<'a, E> {
         let decided = match err.code {
             ErrorCode::InvalidArguments => Decided::InvalidArguments,
             ErrorCode::LimitExceeded => Decided::LimitExceeded,
             ErrorCode::ReplayDiverged => Decided::ReplayDiverged,
             _ => Decided::UnknownCapability,
         };
-        Reached { capability, entry, decision, result: Err(err), journal: Journaled::Not, policy: Vec::new(), decided, audited: None }
+        Reached { capability, entry, replayed: None, result: Err(err), journal: Journaled::Not, policy: Vec::new(), decided, reason: None, audited: None }
     }
 }
 

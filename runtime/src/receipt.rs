@@ -73,8 +73,14 @@ pub struct Receipt {
     pub principal: Arc<str>,
     /// `module.name`, or the name as called when it resolved to nothing.
     pub capability: String,
-    /// `None` when the call was refused before the gate (unknown name, bad arguments).
+    /// `None` when the call was refused before the gate (unknown name, bad
+    /// arguments). Derived from the audit record's decision by
+    /// [`Decided::gate`](crate::audit::Decided::gate), the one mapping.
     pub decision: Option<GateDecision>,
+    /// Why the gate refused it unasked (`plan_mode`, `cannot_ask`,
+    /// `other_call`), as the audit record's `reason`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<crate::audit::Reason>,
     /// How the call ended.
     pub status: Status,
     /// Time from lookup to result, not counting time spent waiting for an approver.

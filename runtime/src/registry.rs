@@ -20,7 +20,7 @@ use crate::validate::Validator;
 use crate::code_first::CodeFirst;
 pub use crate::registration::{ImplFn, Registration, RegistryError, registrations};
 pub use crate::forward::{Forward, Forwarded};
-use crate::audit::Decided;
+use crate::audit::{Decided, Reason};
 use crate::ladder::{CatchUnwind, Journaled, Reached, arguments, fill_message, panic_text};
 use crate::spec::{Category, Module, Spec};
 
@@ -44,8 +44,8 @@ impl Entry {
     }
 
     /// What the audit log is told of a call of this capability.
-    fn audited<'a>(&'a self, upstream: Option<&'a str>, decided: Decided, policies: &'a [String], args: Option<&'a Value>) -> crate::audit::Call<'a> {
-        crate::audit::Call { capability: &self.qualified, category: Some(self.spec.category.as_str()), upstream, decided, policies, args }
+    fn audited<'a>(&'a self, upstream: Option<&'a str>, decided: Decided, policies: &'a [String], args: Option<&'a Value>, sent: Option<&'a Value>) -> crate::audit::Call<'a> {
+        crate::audit::Call { capability: &self.qualified, category: Some(self.spec.category.as_str()), upstream, decided, reason: None, policies, args, sent }
     }
 }
 
@@ -433,17 +433,22 @@ impl Mounted {
         let mut waited = Duration::ZERO;
         let span = crate::trace::call(run);
         let replay = position.and_then(|at| run.replay().map(|replay| (replay, at)));
-        let ladder = self.ladder(run, name, args, &mut waited, &span, replay);
+        // The arguments as the client sent them, kept for the audit record
+        // (found again by what the caller typed, DESIGN §15).
+        let sent = run.caller().map(|_| args.clone());
+        let ladder = self.ladder(run, name, args, sent.as_ref(), &mut waited, &span, replay);
         // With no subscriber listening the span is disabled: skip the
         // instrumentation wrapper (its enter/exit on every poll) altogether.
         let reached = if span.is_disabled() { ladder.await } else { tracing::Instrument::instrument(ladder, span.clone()).await };
-        let Reached { capability, entry, decision, result, journal, policy, decided, audited } = reached;
+        let Reached { capability, entry, replayed, result, journal, policy, decided, reason, audited } = reached;
+        // The receipt's and the span's word, from the one mapping.
+        let decision = replayed.or(decided.gate(reason));
         let upstream = entry.and_then(|e| e.upstream().map(str::to_string));
         let status = Status::of(&result);
-        crate::trace::finished(&span, decision, status, result.as_ref().err(), &policy);
+        crate::trace::finished(&span, decision, reason, status, result.as_ref().err(), &policy);
         let mut duration = start.elapsed().saturating_sub(waited);
         if let Some(caller) = run.caller() {
-            let call = crate::audit::Call { capability, category: entry.map(|e| e.spec.category.as_str()), upstream: upstream.as_deref(), decided, policies: &policy, args: None };
+            let call = crate::audit::Call { capability, category: entry.map(|e| e.spec.category.as_str()), upstream: upstream.as_deref(), decided, reason, policies: &policy, args: None, sent: sent.as_ref() };
             match audited {
                 Some(id) => crate::audit::outcome(caller, id, &call, &result, duration).await,
                 None if !decided.runs() => crate::audit::refused(caller, &call).await,
@@ -461,7 +466,7 @@ impl Mounted {
             }
             _ => {}
         }
-        run.record(Receipt { principal: run.principal().shared_id(), capability: capability.to_string(), decision, status, duration, upstream, policy });
+        run.record(Receipt { principal: run.principal().shared_id(), capability: capability.to_string(), decision, reason, status, duration, upstream, policy });
         (result, entry)
     }
 
@@ -470,6 +475,7 @@ impl Mounted {
         run: &Run,
         name: &'a str,
         args: Value,
+        sent: Option<&Value>,
         waited: &mut Duration,
         span: &tracing::Span,
         replay: Option<(&crate::replay::Replay, u32)>,
@@ -479,7 +485,7 @@ impl Mounted {
             Ok(entry) => entry,
             Err(err) => {
                 crate::trace::resolved(span, None, name);
-                return Reached::refused(name, None, None, err);
+                return Reached::refused(name, None, err);
             }
         };
         crate::trace::resolved(span, Some(entry.spec), name);
@@ -487,12 +493,12 @@ impl Mounted {
         let refuse = |code: ErrorCode, message: String| CallError { code, message, capability: entry.qualified.clone() };
         if !run.take_call() {
             let err = refuse(ErrorCode::LimitExceeded, format!("the run's limit of {} calls is used up", run.limits().max_calls));
-            return Reached::refused(qualified, Some(entry), None, err);
+            return Reached::refused(qualified, Some(entry), err);
         }
         // 2. coercion, 3. validation
         let args = match arguments(&entry.qualified, &entry.validator, args) {
             Ok(a) => a,
-            Err(message) => return Reached::refused(qualified, Some(entry), None, refuse(ErrorCode::InvalidArguments, message)),
+            Err(message) => return Reached::refused(qualified, Some(entry), refuse(ErrorCode::InvalidArguments, message)),
         };
         // A resumed action: a call made before is answered from its
         // journal; another call at its position ends the action.
@@ -502,29 +508,40 @@ impl Mounted {
                 crate::replay::Check::Fresh => journal = Journaled::Record(crate::replay::args_digest(&args)),
                 crate::replay::Check::Replayed(made) => {
                     let result = made.result.map_err(|e| CallError { capability: entry.qualified.clone(), ..e });
-                    return Reached { capability: qualified, entry: Some(entry), decision: Some(made.decision), result, journal: Journaled::Replayed(made.micros), policy: Vec::new(), decided: Decided::Replayed, audited: None };
+                    return Reached { capability: qualified, entry: Some(entry), replayed: Some(made.decision), result, journal: Journaled::Replayed(made.micros), policy: Vec::new(), decided: Decided::Replayed, reason: None, audited: None };
                 }
-                crate::replay::Check::Diverged(err) => return Reached::refused(qualified, Some(entry), None, err),
+                crate::replay::Check::Diverged(err) => return Reached::refused(qualified, Some(entry), err),
             }
         }
         // 4. the caller's scopes (DESIGN §13) and policies (§14), then the gate
         let mut policy = Vec::new();
         let upstream = entry.upstream();
-        let decision = match crate::policy::step(run, entry.spec, upstream, &args, &mut policy) {
+        let refused = |decided: Decided, reason: Option<Reason>, result: CallError, journal: Journaled, policy: Vec<String>| Reached {
+            capability: qualified,
+            entry: Some(entry),
+            replayed: None,
+            result: Err(result),
+            journal,
+            policy,
+            decided,
+            reason,
+            audited: None,
+        };
+        let decided = match crate::policy::step(run, entry.spec, upstream, &args, &mut policy) {
             // The fast path: no approver, no lock.
-            Step::Allow => GateDecision::Auto,
+            Step::Allow => Decided::Allowed,
             Step::Deny(message) => {
                 let decided = if run.principal().scopes().allows(entry.spec.category) { Decided::DeniedPolicy } else { Decided::DeniedScope };
-                return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Denied), result: Err(refuse(ErrorCode::PermissionDenied, message)), journal, policy, decided, audited: None };
+                return refused(decided, None, refuse(ErrorCode::PermissionDenied, message), journal, policy);
             }
             Step::Block => {
                 let err = refuse(
                     ErrorCode::BlockedInPlanMode,
                     format!("plan mode allows only read capabilities; `{}` is {}", entry.qualified, entry.spec.category),
                 );
-                return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Blocked), result: Err(err), journal, policy, decided: Decided::DeniedGate, audited: None };
+                return refused(Decided::DeniedGate, Some(Reason::PlanMode), err, journal, policy);
             }
-            Step::Ask { always: false } if run.gate().session().contains(&entry.qualified) => GateDecision::Approved,
+            Step::Ask { always: false } if run.gate().session().contains(&entry.qualified) => Decided::Approved,
             Step::Ask { .. } => {
                 let request = ApprovalRequest {
                     principal: run.principal().clone(),
@@ -537,7 +554,7 @@ impl Mounted {
                 let answer = match replay.map(|(replay, at)| replay.ask(at, &request)) {
                     Some(crate::replay::Ask::Suspend) => {
                         let err = refuse(ErrorCode::PermissionDenied, "the action is suspended until the client answers this call's approval".into());
-                        return Reached { capability: qualified, entry: Some(entry), decision: None, result: Err(err), journal: Journaled::Waiting, policy, decided: Decided::Waiting, audited: None };
+                        return refused(Decided::Waiting, None, err, Journaled::Waiting, policy);
                     }
                     Some(crate::replay::Ask::Answer(answer)) => answer,
                     None => {
@@ -549,25 +566,26 @@ impl Mounted {
                     }
                 };
                 match answer {
-                    Approval::AllowOnce => GateDecision::Approved,
+                    Approval::AllowOnce => Decided::Approved,
                     Approval::AllowForSession => {
                         run.gate().session().insert(&entry.qualified);
-                        GateDecision::Approved
+                        Decided::Approved
                     }
-                    Approval::Deny(reason) => {
-                        let err = refuse(ErrorCode::PermissionDenied, reason);
-                        return Reached { capability: qualified, entry: Some(entry), decision: Some(GateDecision::Denied), result: Err(err), journal, policy, decided: Decided::Declined, audited: None };
-                    }
+                    Approval::Deny(message) => return refused(Decided::Declined, None, refuse(ErrorCode::PermissionDenied, message), journal, policy),
+                    Approval::CannotAsk(message) => return refused(Decided::DeniedGate, Some(Reason::CannotAsk), refuse(ErrorCode::PermissionDenied, message), journal, policy),
+                    Approval::OtherCall(message) => return refused(Decided::DeniedGate, Some(Reason::OtherCall), refuse(ErrorCode::PermissionDenied, message), journal, policy),
+                    // Asked in a later round: nothing is decided yet, so
+                    // nothing is recorded (the retry's record is the decision).
+                    Approval::Pending(message) => return refused(Decided::Waiting, None, refuse(ErrorCode::PermissionDenied, message), Journaled::Waiting, policy),
                 }
             }
         };
         // The decision record is stored before the impl runs (DESIGN §15).
-        let decided = if decision == GateDecision::Auto { Decided::Allowed } else { Decided::Approved };
-        let audited = match crate::audit::before(run.caller(), &entry.audited(upstream, decided, &policy, Some(&args))).await {
+        let audited = match crate::audit::before(run.caller(), &entry.audited(upstream, decided, &policy, Some(&args), sent)).await {
             Ok(id) => id,
             Err(why) => {
                 let err = refuse(ErrorCode::AuditUnavailable, format!("the audit log could not record this call, so it did not run: {why}"));
-                return Reached { capability: qualified, entry: Some(entry), decision: Some(decision), result: Err(err), journal, policy, decided, audited: None };
+                return Reached { capability: qualified, entry: Some(entry), replayed: None, result: Err(err), journal, policy, decided, reason: None, audited: None };
             }
         };
         // 5. impl (a panic is contained and reported as `failed`)
@@ -588,12 +606,18 @@ impl Mounted {
         // An action resumed by replay whose call needs its caller to open a
         // link first (a `per-user` upstream): suspended on that call, which
         // the retry makes again.
+        // A link the person declined ends the call instead (DESIGN §12).
+        let mut result = result;
         if let (Some((replay, at)), Err(e), Journaled::Record(digest)) = (replay, &result, &journal) {
             if let Some(link) = run.get::<Arc<crate::gate::Links>>().filter(|_| e.code == ErrorCode::UpstreamUnauthorized).and_then(|links| links.take()) {
-                replay.suspend_for_link(at, qualified, digest, link);
-                return Reached { capability: qualified, entry: Some(entry), decision: Some(decision), result, journal: Journaled::Waiting, policy, decided: Decided::Waiting, audited };
+                if replay.link_declined() {
+                    result = Err(refuse(ErrorCode::UpstreamUnauthorized, crate::gate::declined_link(run.principal().id(), upstream.unwrap_or(qualified))));
+                } else {
+                    replay.suspend_for_link(at, qualified, digest, link);
+                    return Reached { capability: qualified, entry: Some(entry), replayed: None, result, journal: Journaled::Waiting, policy, decided: Decided::Waiting, reason: None, audited };
+                }
             }
         }
-        Reached { capability: qualified, entry: Some(entry), decision: Some(decision), result, journal, policy, decided, audited }
+        Reached { capability: qualified, entry: Some(entry), replayed: None, result, journal, policy, decided, reason: None, audited }
     }
 }

@@ -137,6 +137,9 @@ struct Progress {
     /// The lowest position whose caller must first open a link (a
     /// `per-user` upstream's authorization), with the call and the link.
     linked: Option<(u32, String, String, crate::gate::Link)>,
+    /// The person declined the link this round answers: a call that needs
+    /// one ends refused instead of asking again.
+    link_declined: bool,
     diverged: Option<CallError>,
 }
 
@@ -221,7 +224,7 @@ impl Replay {
             }
         }
         if !self.can_ask {
-            return Ask::Answer(Approval::Deny("this MCP request (the client did not declare elicitation in its request's capabilities)".into()));
+            return Ask::Answer(Approval::CannotAsk("this MCP request (the client did not declare elicitation in its request's capabilities)".into()));
         }
         p.waiting.insert(position);
         if p.suspended.as_ref().is_none_or(|(at, _)| position < *at) {
@@ -239,6 +242,17 @@ impl Replay {
         if p.linked.as_ref().is_none_or(|(at, ..)| position < *at) {
             p.linked = Some((position, capability.to_string(), args_digest.to_string(), link));
         }
+    }
+
+    /// The person declined the link the last round asked them to open: the
+    /// call that needed it ends refused this round (a decline ends the call).
+    pub fn decline_link(&self) {
+        self.progress().link_declined = true;
+    }
+
+    /// Whether this round answers a declined link.
+    pub(crate) fn link_declined(&self) -> bool {
+        self.progress().link_declined
     }
 
     /// The link the round ended on, if a call needed one: its position, the

@@ -27,6 +27,7 @@ pub(crate) fn call(run: &Run) -> Span {
         "enduser.id" = run.principal().id(),
         "capspec.mode" = run.mode().as_str(),
         "capspec.decision" = Empty,
+        "capspec.reason" = Empty,
         "capspec.status" = Empty,
         "capspec.policy" = Empty,
         "error.type" = Empty,
@@ -49,7 +50,7 @@ pub(crate) fn resolved(span: &Span, spec: Option<&Spec>, called: &str) {
 
 /// How the call ended: what its receipt says, and the error code.
 #[inline]
-pub(crate) fn finished(span: &Span, decision: Option<GateDecision>, status: Status, error: Option<&CallError>, policy: &[String]) {
+pub(crate) fn finished(span: &Span, decision: Option<GateDecision>, reason: Option<crate::audit::Reason>, status: Status, error: Option<&CallError>, policy: &[String]) {
     if span.is_disabled() {
         return;
     }
@@ -58,6 +59,9 @@ pub(crate) fn finished(span: &Span, decision: Option<GateDecision>, status: Stat
     }
     if let Some(decision) = decision {
         span.record("capspec.decision", decision.as_str());
+    }
+    if let Some(reason) = reason {
+        span.record("capspec.reason", reason.as_str());
     }
     span.record("capspec.status", status.as_str());
     if let Some(error) = error {

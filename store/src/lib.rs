@@ -18,6 +18,7 @@
 
 #![warn(missing_docs)]
 
+mod lease;
 mod log;
 mod query;
 mod schema;
@@ -76,11 +77,28 @@ impl Store {
     /// if absent, or `postgres://…`) and migrate its schema. A store whose
     /// schema is newer than this capspec is refused by name.
     pub async fn open(url: &str) -> Result<Store, StoreError> {
+        Store::open_with(url, true).await
+    }
+
+    /// Open the store at `url` only if it exists: what a command that reads
+    /// or edits a store (`audit`, `auth users`, `auth revoke`) opens, so a
+    /// mistyped `--store` is named rather than created empty. Only `serve`
+    /// creates a store.
+    pub async fn open_existing(url: &str) -> Result<Store, StoreError> {
+        Store::open_with(url, false).await
+    }
+
+    async fn open_with(url: &str, create: bool) -> Result<Store, StoreError> {
         sqlx::any::install_default_drivers();
         let (driver, connect) = if let Some(path) = url.strip_prefix("sqlite:") {
             let path = path.trim_start_matches("//");
             if path.is_empty() {
                 return Err(StoreError(format!("the store `{url}` names no file; write `sqlite:PATH`")));
+            }
+            if !create && !std::path::Path::new(path).is_file() {
+                return Err(StoreError(format!(
+                    "there is no store at `{url}`: `serve` creates a project's store on its first start (default `sqlite:.capspec/store.db`); check --store, or `[serve] store` in capspec.toml"
+                )));
             }
             if let Some(dir) = std::path::Path::new(path).parent().filter(|d| !d.as_os_str().is_empty()) {
                 std::fs::create_dir_all(dir).map_err(|e| fail(&format!("cannot create the store's directory `{}`", dir.display()), e))?;
@@ -138,9 +156,10 @@ impl Store {
 /// An instance's default name in the audit log: this host's name and what
 /// it serves (`HOST:127.0.0.1:8931`, `HOST:stdio`), so it is the same after
 /// a restart and differs between instances on one machine.
+/// When a live process already writes that chain (a second stdio server
+/// in one project), the log takes the next free one (`HOST:stdio#2`).
 pub fn default_instance(served: &str) -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "localhost".into());
-    format!("{host}:{served}")
+    format!("{}:{served}", lease::hostname())
 }
 
 /// `url` without the password a Postgres URL may carry.

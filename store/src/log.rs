@@ -41,9 +41,14 @@ pub(crate) const WAL_BOUND: i64 = 8192;
 #[derive(Clone)]
 pub struct AuditOptions {
     /// This instance's name: its records form one chain, continued after a
-    /// restart under the same name. Instances sharing a store need distinct
-    /// names.
+    /// restart under the same name. A chain has one live writer (see
+    /// `named`).
     pub instance: String,
+    /// The operator chose `instance` (`--instance`): when a live process
+    /// already writes that chain, the log does not start, naming it. Else
+    /// (a default name) the log takes the first of `instance`,
+    /// `instance#2`, … that no live process writes.
+    pub named: bool,
     /// The key of the keyed hashes (`StateKey::audit_key`).
     pub key: [u8; 32],
     /// Keep argument values too, not only their keyed hash
@@ -56,13 +61,32 @@ type Pending = (AuditRecord, oneshot::Sender<Result<(), String>>);
 /// A running audit log: hand it to runs as their [`AuditSink`].
 pub struct AuditLog {
     sender: mpsc::Sender<Pending>,
+    instance: String,
+    ended: tokio::sync::watch::Receiver<bool>,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AuditLog({})", self.instance)
+    }
 }
 
 impl AuditLog {
-    /// Start the log of `options.instance` in `store`, continuing its chain.
-    /// Must be called inside a Tokio runtime (the writer is a task on it).
-    pub async fn start(store: Store, options: AuditOptions) -> Result<Arc<AuditLog>, StoreError> {
-        let (seq, hash) = head(&store, &options.instance).await?;
+    /// Start the log of `options.instance` in `store`, continuing its chain
+    /// once it has claimed it (a chain has one live writer). Must be called
+    /// inside a Tokio runtime (the writer is a task on it).
+    pub async fn start(store: Store, mut options: AuditOptions) -> Result<Arc<AuditLog>, StoreError> {
+        let lease = crate::lease::claim(&store, &options.instance, options.named).await?;
+        options.instance = lease.instance.clone();
+        let (seq, hash) = match head(&store, &options.instance).await {
+            Ok(head) => head,
+            Err(e) => {
+                lease.release(&store).await;
+                return Err(e);
+            }
+        };
+        let (ended_tx, ended) = tokio::sync::watch::channel(false);
+        let instance = options.instance.clone();
         let (sender, receiver) = mpsc::channel(4 * GROUP);
         let committed = match store.driver() {
             Driver::Sqlite => {
@@ -72,9 +96,33 @@ impl AuditLog {
             }
             Driver::Postgres => None,
         };
-        let writer = Writer { store, connection: None, instance: options.instance.clone(), committed };
-        tokio::spawn(writer.run(Chain { options, seq, hash }, receiver));
-        Ok(Arc::new(AuditLog { sender }))
+        let (done_tx, done) = tokio::sync::watch::channel(false);
+        let keeper = tokio::spawn(lease.keeper(&store, done));
+        let writer = Writer { store, connection: None, instance: options.instance.clone(), committed, lease };
+        tokio::spawn(async move {
+            let writer = writer.run(Chain { options, seq, hash }, receiver).await;
+            let _ = done_tx.send(true);
+            let _ = keeper.await;
+            writer.lease.release(&writer.store).await;
+            let _ = ended_tx.send(true);
+        });
+        Ok(Arc::new(AuditLog { sender, instance, ended }))
+    }
+
+    /// The chain this log writes: the name asked for, or the first free
+    /// one after it (`HOST:stdio#2`) when that was a default name.
+    pub fn instance(&self) -> &str {
+        &self.instance
+    }
+
+    /// Let this handle go and wait until the log has ended: every record
+    /// handed to it committed (or refused) and its chain given up, so the
+    /// next start continues it. Other handles keep the log running until
+    /// they are dropped too.
+    pub async fn close(self: Arc<Self>) {
+        let mut ended = self.ended.clone();
+        drop(self);
+        let _ = ended.wait_for(|e| *e).await;
     }
 
     async fn send(&self, record: AuditRecord) -> Result<(), String> {
@@ -150,6 +198,7 @@ struct Record {
     decision: Option<String>,
     status: Option<String>,
     args_hmac: Option<String>,
+    sent_hmac: Option<String>,
     body: String,
     prev: String,
     hash: String,
@@ -180,7 +229,8 @@ impl Chain {
             None => (self.seq + 1, self.hash.clone()),
         };
         let args_hmac = record.args.as_ref().map(|a| keyed_hash(&self.options.key, a));
-        let body = self.body(record, seq, args_hmac.as_deref());
+        let sent_hmac = record.sent_args.as_ref().map(|a| keyed_hash(&self.options.key, a));
+        let body = self.body(record, seq, args_hmac.as_deref(), sent_hmac.as_deref());
         let hash = link(&prev, &body);
         Record {
             seq,
@@ -191,6 +241,7 @@ impl Chain {
             decision: record.decision.map(|d| d.as_str().to_string()),
             status: record.status.clone(),
             args_hmac,
+            sent_hmac,
             body,
             prev,
             hash,
@@ -200,11 +251,21 @@ impl Chain {
     /// The record as stored: arguments and result replaced by their keyed
     /// hashes (argument values kept only when asked), with its instance and
     /// sequence number, as canonical JSON.
-    fn body(&self, record: &AuditRecord, seq: i64, args_hmac: Option<&str>) -> String {
+    fn body(&self, record: &AuditRecord, seq: i64, args_hmac: Option<&str>, sent_hmac: Option<&str>) -> String {
         let mut value = serde_json::to_value(record).unwrap_or(Value::Null);
         if let Value::Object(map) = &mut value {
             let args = map.remove("args").filter(|a| !a.is_null());
             let result = map.remove("result").filter(|r| !r.is_null());
+            let sent = map.remove("sent_args").filter(|a| !a.is_null());
+            if map.get("reason").is_some_and(Value::is_null) {
+                map.remove("reason");
+            }
+            if let (Some(sent), Some(hmac)) = (sent, sent_hmac) {
+                map.insert("sent_hmac".into(), Value::String(hmac.to_string()));
+                if self.options.keep_arguments {
+                    map.insert("sent_args".into(), sent);
+                }
+            }
             if let (Some(args), Some(hmac)) = (args, args_hmac) {
                 map.insert("args_hmac".into(), Value::String(hmac.to_string()));
                 if self.options.keep_arguments {
@@ -230,6 +291,8 @@ struct Writer {
     instance: String,
     /// Told after each commit (SQLite): the checkpointer's cue.
     committed: Option<mpsc::Sender<()>>,
+    /// This process's claim on the chain.
+    lease: crate::lease::Lease,
 }
 
 impl Writer {
@@ -238,13 +301,13 @@ impl Writer {
     /// last row, so the next commit starts as soon as this one ends. A
     /// commit that fails leaves the chain at what the store holds, and the
     /// rows chained on it are made again.
-    async fn run(mut self, mut chain: Chain, mut receiver: mpsc::Receiver<Pending>) {
+    async fn run(mut self, mut chain: Chain, mut receiver: mpsc::Receiver<Pending>) -> Writer {
         let (mut group, mut rows) = (Vec::new(), Vec::new());
         loop {
             if group.is_empty() {
                 match receiver.recv().await {
                     Some(first) => group.push(first),
-                    None => return,
+                    None => return self,
                 }
             }
             while group.len() < GROUP {
@@ -298,9 +361,15 @@ impl Writer {
     /// costs the same for one row or 256. A failed commit lets the
     /// connection go; the next takes a fresh one.
     async fn commit(&mut self, rows: &[Record]) -> Result<(), String> {
+        if self.lease.is_lost() {
+            return Err(format!(
+                "another process took over this server's audit chain `{}`, so this one records nothing more; restart it",
+                self.instance
+            ));
+        }
         let cells: Vec<_> = rows
             .iter()
-            .map(|r| (r.seq, &r.kind, r.time_ms, &r.principal, &r.capability, &r.decision, &r.status, &r.args_hmac, &r.body, &r.prev, &r.hash))
+            .map(|r| (r.seq, &r.kind, r.time_ms, &r.principal, &r.capability, &r.decision, &r.status, &r.args_hmac, &r.body, &r.prev, &r.hash, &r.sent_hmac))
             .collect();
         let cells = serde_json::to_string(&cells).expect("strings and numbers serialize");
         let sql = match self.store.driver() {
@@ -314,7 +383,24 @@ impl Writer {
             Err(_) if reused => self.execute(sql, &cells).await,
             done => done,
         }
-        .map_err(|e| format!("the store `{}` did not take the record: {e}", self.store.url()))
+        .map_err(|e| self.unavailable(&e))
+    }
+
+    /// Why a commit failed, in capspec's words, for the caller whose call
+    /// did not run; the driver's own text goes to the server's log.
+    fn unavailable(&self, e: &sqlx::Error) -> String {
+        tracing::warn!("the audit store `{}` did not take a group of records of the chain `{}`: {e}", self.store.url(), self.instance);
+        let kind = match self.store.driver() {
+            Driver::Sqlite => "SQLite",
+            Driver::Postgres => "Postgres",
+        };
+        let why = match e {
+            sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolClosed => "the store could not be reached".to_string(),
+            sqlx::Error::Database(db) if db.is_unique_violation() => format!("a record of the chain `{}` was already there (something else writes this chain)", self.instance),
+            sqlx::Error::Database(db) if db.message().contains("locked") || db.message().contains("busy") => "the store stayed busy".to_string(),
+            _ => "the store refused the write".to_string(),
+        };
+        format!("the audit store ({kind}) did not take the call's record: {why}. Try again; if it persists, the server's operator finds the detail in its log")
     }
 
     async fn execute(&mut self, sql: &'static str, cells: &str) -> Result<(), sqlx::Error> {
@@ -369,10 +455,10 @@ async fn checkpoints(store: Store, mut committed: mpsc::Receiver<()>) {
 /// A group's rows from the JSON array bound as `$2`, each row an array
 /// of its cells in the order of the column list.
 const INSERT_SQLITE: &str = "WITH r AS MATERIALIZED (SELECT jsonb(value) AS v FROM json_each($2)) \
-    INSERT INTO audit_records (instance, seq, kind, time_ms, principal, capability, decision, status, args_hmac, body, prev_hash, hash) \
-    SELECT $1, v ->> 0, v ->> 1, v ->> 2, v ->> 3, v ->> 4, v ->> 5, v ->> 6, v ->> 7, v ->> 8, v ->> 9, v ->> 10 FROM r";
-const INSERT_POSTGRES: &str = "INSERT INTO audit_records (instance, seq, kind, time_ms, principal, capability, decision, status, args_hmac, body, prev_hash, hash) \
-    SELECT $1, (r ->> 0)::bigint, r ->> 1, (r ->> 2)::bigint, r ->> 3, r ->> 4, r ->> 5, r ->> 6, r ->> 7, r ->> 8, r ->> 9, r ->> 10 FROM json_array_elements($2::text::json) AS r";
+    INSERT INTO audit_records (instance, seq, kind, time_ms, principal, capability, decision, status, args_hmac, body, prev_hash, hash, sent_hmac) \
+    SELECT $1, v ->> 0, v ->> 1, v ->> 2, v ->> 3, v ->> 4, v ->> 5, v ->> 6, v ->> 7, v ->> 8, v ->> 9, v ->> 10, v ->> 11 FROM r";
+const INSERT_POSTGRES: &str = "INSERT INTO audit_records (instance, seq, kind, time_ms, principal, capability, decision, status, args_hmac, body, prev_hash, hash, sent_hmac) \
+    SELECT $1, (r ->> 0)::bigint, r ->> 1, (r ->> 2)::bigint, r ->> 3, r ->> 4, r ->> 5, r ->> 6, r ->> 7, r ->> 8, r ->> 9, r ->> 10, r ->> 11 FROM json_array_elements($2::text::json) AS r";
 
 #[cfg(test)]
 mod tests {
@@ -397,10 +483,12 @@ mod tests {
             category: Some("read".into()),
             mode: "default".into(),
             decision: None,
+            reason: None,
             policies: Vec::new(),
             answered_by: None,
             upstream: None,
             args: None,
+            sent_args: None,
             status: None,
             duration_ms: None,
             result: None,
@@ -417,7 +505,7 @@ mod tests {
         let url = format!("sqlite:{}", dir.path().join("store.db").display());
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap().block_on(async {
             let store = Store::open(&url).await.unwrap();
-            let log = AuditLog::start(store.clone(), AuditOptions { instance: "host-r".into(), key: [1; 32], keep_arguments: false }).await.unwrap();
+            let log = AuditLog::start(store.clone(), AuditOptions { instance: "host-r".into(), named: true, key: [1; 32], keep_arguments: false }).await.unwrap();
             log.decision(record()).await.unwrap();
             drop(log);
             tokio::time::sleep(std::time::Duration::from_millis(300)).await;

@@ -22,8 +22,10 @@ pub struct Query {
     pub since_ms: Option<i64>,
     /// Before this time (ms since the epoch).
     pub until_ms: Option<i64>,
-    /// Calls whose arguments have this keyed hash.
-    pub args_hmac: Option<String>,
+    /// Calls whose arguments have one of these keyed hashes, as they ran
+    /// (defaults applied, values coerced) or as the client sent them.
+    /// Empty: any arguments.
+    pub args_hmac: Vec<String>,
     /// At most this many records (the newest).
     pub limit: Option<i64>,
 }
@@ -63,8 +65,15 @@ impl Store {
         if let Some(t) = query.until_ms {
             filter("time_ms", "<", Bind::Int(t));
         }
-        if let Some(h) = &query.args_hmac {
-            filter("args_hmac", "=", Bind::Text(h.clone()));
+        if !query.args_hmac.is_empty() {
+            let mut any = Vec::new();
+            for h in &query.args_hmac {
+                for column in ["args_hmac", "sent_hmac"] {
+                    binds.push(Bind::Text(h.clone()));
+                    any.push(format!("{column} = ${}", binds.len()));
+                }
+            }
+            sql.push_str(&format!(" AND ({})", any.join(" OR ")));
         }
         sql.push_str(" ORDER BY time_ms DESC, instance DESC, seq DESC");
         if let Some(limit) = query.limit {
@@ -95,7 +104,7 @@ impl Store {
                 Some(c) => (c.try_get::<i64, _>(0).map_err(|e| fail(&what(), e))?, c.try_get::<String, _>(1).map_err(|e| fail(&what(), e))?),
                 None => (0, GENESIS.to_string()),
             };
-            let rows = sqlx::query("SELECT seq, kind, principal, capability, decision, status, args_hmac, body, prev_hash, hash FROM audit_records WHERE instance = $1 ORDER BY seq")
+            let rows = sqlx::query("SELECT seq, kind, principal, capability, decision, status, args_hmac, body, prev_hash, hash, sent_hmac FROM audit_records WHERE instance = $1 ORDER BY seq")
                 .bind(&instance)
                 .fetch_all(self.pool())
                 .await
@@ -160,7 +169,7 @@ fn check(row: &AnyRow, prev_hash: &str) -> Option<String> {
         return Some("its content is not what the log writes".into());
     }
     let field = |name: &str| parsed.get(name).and_then(Value::as_str).map(str::to_string);
-    for (i, name) in [(1, "kind"), (2, "principal"), (3, "capability"), (4, "decision"), (5, "status"), (6, "args_hmac")] {
+    for (i, name) in [(1, "kind"), (2, "principal"), (3, "capability"), (4, "decision"), (5, "status"), (6, "args_hmac"), (10, "sent_hmac")] {
         if text(i) != field(name) {
             return Some(format!("its `{name}` column differs from its content: it was changed after it was written"));
         }

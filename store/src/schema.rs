@@ -51,6 +51,19 @@ const MIGRATIONS: &[&[&str]] = &[&[
         id TEXT PRIMARY KEY,
         expires_ms BIGINT NOT NULL
     )",
+], &[
+    // Version 4: who writes which chain (a chain has one live writer).
+    "CREATE TABLE audit_writers (
+        instance TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        host TEXT NOT NULL,
+        pid BIGINT NOT NULL,
+        seen_ms BIGINT NOT NULL
+    )",
+    // The keyed hash of the arguments as the client sent them, where they
+    // differ from the validated ones: a call is found by what was typed.
+    "ALTER TABLE audit_records ADD COLUMN sent_hmac TEXT",
+    "CREATE INDEX audit_by_sent_arguments ON audit_records (sent_hmac)",
 ]];
 
 /// The schema version this binary writes.

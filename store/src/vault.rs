@@ -78,21 +78,37 @@ impl Vault {
         if let Some((found, _)) = self.opened.lock().unwrap_or_else(|e| e.into_inner()).get(&key).filter(|(_, at)| at.elapsed() < RECHECK) {
             return Ok(Some(found.clone()));
         }
-        let what = || format!("cannot read `{principal}`'s credential for `{upstream}` in `{}`", self.store.url());
+        let what = || format!("cannot read `{principal}`'s credential for `{upstream}`");
         let row = sqlx::query("SELECT sealed FROM upstream_credentials WHERE upstream = $1 AND principal = $2")
             .bind(upstream)
             .bind(principal)
             .fetch_optional(self.store.pool())
             .await
-            .map_err(|e| fail(&what(), e))?;
+            .map_err(|e| self.hidden(&what(), e))?;
         let Some(row) = row else {
             // Revoked since it was read (by `auth revoke`, perhaps on another machine).
             self.opened.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
             return Ok(None);
         };
-        let sealed: String = row.try_get(0).map_err(|e| fail(&what(), e))?;
+        let sealed: String = row.try_get(0).map_err(|e| self.hidden(&what(), e))?;
         let Some(value) = self.open(&sealed, upstream, principal) else {
-            return Err(StoreError(format!("{}: it does not open under this state key (another `--state-key-file` sealed it)", what())));
+            // Sealed under another state key (a new or a missing
+            // `--state-key-file`): nobody can open it again, so it is
+            // forgotten and the person is asked to authorize again. Only
+            // this row as read: a credential stored meanwhile stays.
+            tracing::warn!(
+                "`{principal}`'s credential for `{upstream}` in `{}` does not open under this server's state key (another --state-key-file sealed it): forgotten, and `{principal}` is asked to authorize again",
+                self.store.url()
+            );
+            sqlx::query("DELETE FROM upstream_credentials WHERE upstream = $1 AND principal = $2 AND sealed = $3")
+                .bind(upstream)
+                .bind(principal)
+                .bind(&sealed)
+                .execute(self.store.pool())
+                .await
+                .map_err(|e| self.hidden(&what(), e))?;
+            self.opened.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+            return Ok(None);
         };
         self.opened.lock().unwrap_or_else(|e| e.into_inner()).insert(key, (value.clone(), std::time::Instant::now()));
         Ok(Some(value))
@@ -116,9 +132,17 @@ impl Vault {
         .bind(now)
         .execute(self.store.pool())
         .await
-        .map_err(|e| fail(&format!("cannot store `{principal}`'s credential for `{upstream}` in `{}`", self.store.url()), e))?;
+        .map_err(|e| self.hidden(&format!("cannot store `{principal}`'s credential for `{upstream}`"), e))?;
         self.opened.lock().unwrap_or_else(|e| e.into_inner()).insert((upstream.to_string(), principal.to_string()), (credential, std::time::Instant::now()));
         Ok(())
+    }
+
+    /// A failure a caller reads (the call that needed the credential): what
+    /// failed, without the store's location or the driver's text, which go
+    /// to the server's log.
+    fn hidden(&self, what: &str, e: impl std::fmt::Display) -> StoreError {
+        tracing::warn!("{what} in `{}`: {e}", self.store.url());
+        StoreError(format!("{what}: the serve store could not be read or written (the server's log has the detail)"))
     }
 
     fn seal(&self, credential: &Value, upstream: &str, principal: &str) -> String {

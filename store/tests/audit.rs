@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 const KEY: [u8; 32] = [7; 32];
 
 fn options(instance: &str) -> AuditOptions {
-    AuditOptions { instance: instance.into(), key: KEY, keep_arguments: false }
+    AuditOptions { instance: instance.into(), named: true, key: KEY, keep_arguments: false }
 }
 
 fn run(log: &Arc<AuditLog>, who: &str, mode: Mode, notes: &Notes) -> Run {
@@ -69,15 +69,17 @@ async fn exercise(url: &str) {
     let decided: Vec<&str> = bob_records.iter().map(|r| r["decision"].as_str().unwrap()).collect();
     assert_eq!(decided, ["denied_gate", "invalid_arguments"]);
     // `--arguments`: the call made with exactly these arguments.
-    let by_args = Query { args_hmac: Some(keyed_hash(&KEY, &json!({"body": "ship it", "title": "plan"}))), ..Query::default() };
+    let by_args = Query { args_hmac: vec![keyed_hash(&KEY, &json!({"body": "ship it", "title": "plan"}))], ..Query::default() };
     let found = store.query(&by_args).await.unwrap();
     assert_eq!(found.len(), 1);
     assert_eq!(found[0]["capability"], "notes.create_note");
     assert_eq!(store.query(&Query { decision: Some("denied_gate".into()), ..Query::default() }).await.unwrap().len(), 1);
     assert!(store.verify().await.unwrap().is_none());
 
-    // A restart under the same name continues the chain.
-    drop(log);
+    // A restart under the same name continues the chain, once the log
+    // (and every run holding it) has ended.
+    drop((alice, bob));
+    log.close().await;
     let log = AuditLog::start(store.clone(), options("host-a")).await.unwrap();
     session.invoke(&run(&log, "alice", Mode::AcceptEdits, &notes), "notes.list_notes", json!({})).await.unwrap();
     let all = store.query(&Query::default()).await.unwrap();
@@ -199,6 +201,48 @@ async fn many_callers_at_once(url: &str) {
     assert!(chain.iter().any(|l| l.0 > taken), "the log went on after the taken number");
 }
 
+/// A chain has one live writer. Two logs started under one default name
+/// (two stdio servers in one project) write two chains, both recording;
+/// an operator's name already held is refused, naming the holder; a log
+/// that ended gives its chain to the next start, which continues it; a
+/// holder whose process is gone, or whose lease went unrenewed, is not in
+/// the way, and one on another machine still renewing is.
+async fn one_live_writer_per_chain(url: &str) {
+    let store = Store::open(url).await.unwrap();
+    let default = |name: &str| AuditOptions { instance: name.into(), named: false, key: KEY, keep_arguments: false };
+    let session = Registry::new(generated::MODULES).unwrap().mount_all();
+    let notes = Notes::default();
+    let first = AuditLog::start(store.clone(), default("box:stdio")).await.unwrap();
+    let second = AuditLog::start(store.clone(), default("box:stdio")).await.unwrap();
+    assert_eq!((first.instance(), second.instance()), ("box:stdio", "box:stdio#2"));
+    for log in [&first, &second, &first, &second] {
+        session.invoke(&run(log, "hal", Mode::Default, &notes), "notes.list_notes", json!({})).await.expect("both logs record and serve");
+    }
+    let err = AuditLog::start(store.clone(), options("box:stdio")).await.unwrap_err();
+    assert!(err.0.contains("`box:stdio`") && err.0.contains(&format!("process {}", std::process::id())) && err.0.contains("--instance"), "{err}");
+    first.close().await;
+    let again = AuditLog::start(store.clone(), default("box:stdio")).await.unwrap();
+    assert_eq!(again.instance(), "box:stdio", "a chain nobody writes is continued");
+    session.invoke(&run(&again, "hal", Mode::Default, &notes), "notes.list_notes", json!({})).await.unwrap();
+    assert_eq!(links(url, "box:stdio").await.iter().map(|l| l.0).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
+    assert_eq!(links(url, "box:stdio#2").await.len(), 4);
+    assert!(store.verify().await.unwrap().is_none());
+
+    // Leases other processes left: a process of this machine that is gone,
+    // a machine that stopped renewing, and one still renewing.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    sql(url, &format!("INSERT INTO audit_writers (instance, holder, host, pid, seen_ms) VALUES ('gone', 'h1', '{host}', 2147483000, {now}), ('stale', 'h2', 'elsewhere', 7, {}), ('busy', 'h3', 'elsewhere', 7, {now})", now - 60_000)).await;
+    for name in ["gone", "stale"] {
+        let log = AuditLog::start(store.clone(), options(name)).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+        log.close().await;
+    }
+    let err = AuditLog::start(store.clone(), options("busy")).await.unwrap_err();
+    assert!(err.0.contains("process 7 on `elsewhere`"), "{err}");
+    again.close().await;
+    second.close().await;
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
@@ -214,6 +258,8 @@ fn the_sqlite_store_records_every_call_and_verifies_its_chain() {
     runtime().block_on(a_commit_that_landed_unanswered_does_not_stop_the_log(&format!("sqlite:{}/store.db", dir.path().display())));
     let dir = TempDir::new("audit-sqlite-many");
     runtime().block_on(many_callers_at_once(&format!("sqlite:{}/store.db", dir.path().display())));
+    let dir = TempDir::new("audit-sqlite-writers");
+    runtime().block_on(one_live_writer_per_chain(&format!("sqlite:{}/store.db", dir.path().display())));
 }
 
 /// The writer's connection leaves the WAL to a checkpointer beside it
@@ -258,6 +304,7 @@ fn a_postgres_store_records_every_call_and_a_call_waits_for_the_store() {
     runtime().block_on(exercise(&pg.url("audit")));
     runtime().block_on(purge_keeps_the_chain(&pg.url("purge")));
     runtime().block_on(many_callers_at_once(&pg.url("many")));
+    runtime().block_on(one_live_writer_per_chain(&pg.url("writers")));
     // The store stopped: a call does not run, and says why; back, it does.
     let url = pg.url("away");
     runtime().block_on(async {
@@ -299,6 +346,6 @@ fn a_store_newer_than_this_capspec_is_refused_by_name() {
         Store::open(&url).await.unwrap();
         sql(&url, "UPDATE capspec_meta SET value = '99' WHERE key = 'schema_version'").await;
         let err = Store::open(&url).await.unwrap_err();
-        assert!(err.0.contains("schema version 99, newer than this capspec's 3"), "{err}");
+        assert!(err.0.contains("schema version 99, newer than this capspec's 4"), "{err}");
     });
 }

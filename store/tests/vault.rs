@@ -48,22 +48,12 @@ async fn exercise(url: &str) {
     let other = Vault::new(Store::open(url).await.unwrap(), KEY);
     assert_eq!(other.load("tracker", "bob").await.unwrap(), Some(credential("bob")));
     assert_eq!(other.load("tracker", "carol").await.unwrap(), None);
-    // Another key opens nothing, and says why.
-    let wrong = Vault::new(store.clone(), [1; 32]);
-    let refused = wrong.load("tracker", "alice").await.unwrap_err().to_string();
-    assert!(refused.contains("does not open under this state key"), "{refused}");
-
     // What the database holds: no token, only sealed credentials.
     let sealed = sql(url, "SELECT sealed FROM upstream_credentials ORDER BY upstream, principal").await;
     assert_eq!(sealed.len(), 3);
     for s in &sealed {
         assert!(s.starts_with("cv1.") && !s.contains("0123456789"), "{s}");
     }
-    // Alice's sealed credential copied onto bob's row does not open as bob's.
-    sql(url, "UPDATE upstream_credentials SET sealed = (SELECT sealed FROM upstream_credentials WHERE upstream = 'tracker' AND principal = 'alice') WHERE upstream = 'tracker' AND principal = 'bob'").await;
-    let fresh = Vault::new(Store::open(url).await.unwrap(), KEY);
-    assert!(fresh.load("tracker", "bob").await.is_err(), "a credential sealed for alice opened for bob");
-
     // `auth users tracker`: who, scopes, expiry; `auth revoke tracker --user bob`.
     let holders = store.credential_holders("tracker").await.unwrap();
     let shown: Vec<(&str, Vec<String>, Option<i64>)> = holders.iter().map(|h| (h.principal.as_str(), h.scopes.clone(), h.expires_ms)).collect();
@@ -84,6 +74,28 @@ async fn exercise(url: &str) {
     assert!(store.spend_ticket("t-3", 1).await.unwrap());
     store.spend_ticket("t-4", later).await.unwrap();
     assert_eq!(sql(url, "SELECT id FROM upstream_tickets ORDER BY id").await, ["t-1", "t-2", "t-4"]);
+
+    // Alice's sealed credential copied onto bob's row does not open as
+    // bob's: it is forgotten (bob is asked to authorize again), and alice's
+    // own still opens.
+    vault.save("tracker", "bob", credential("bob")).await.unwrap();
+    sql(url, "UPDATE upstream_credentials SET sealed = (SELECT sealed FROM upstream_credentials WHERE upstream = 'tracker' AND principal = 'alice') WHERE upstream = 'tracker' AND principal = 'bob'").await;
+    let fresh = Vault::new(Store::open(url).await.unwrap(), KEY);
+    assert_eq!(fresh.load("tracker", "bob").await.unwrap(), None, "a credential sealed for alice opened for bob");
+    assert_eq!(fresh.load("tracker", "alice").await.unwrap(), Some(credential("alice")));
+    // Under another state key (a new key file, or none: a random key each
+    // start) nothing opens: each credential is forgotten as it is met, so
+    // its person is asked again rather than stuck, and nothing names the
+    // store to the caller.
+    let wrong = Vault::new(store.clone(), [1; 32]);
+    assert_eq!(wrong.load("tracker", "alice").await.unwrap(), None);
+    assert!(store.credential_holders("tracker").await.unwrap().is_empty(), "the credentials that no longer open are forgotten");
+    wrong.save("tracker", "alice", credential("alice-again")).await.unwrap();
+    assert_eq!(Vault::new(store.clone(), [1; 32]).load("tracker", "alice").await.unwrap(), Some(credential("alice-again")));
+    // A store that cannot be read: the message names what failed, not where.
+    sql(url, "DROP TABLE upstream_credentials").await;
+    let failed = Vault::new(store.clone(), [2; 32]).load("tracker", "carol").await.unwrap_err().to_string();
+    assert!(failed.contains("`carol`'s credential") && !failed.contains(url.trim_start_matches("sqlite:").trim_start_matches("postgres://")), "{failed}");
 }
 
 fn runtime() -> tokio::runtime::Runtime {

@@ -34,7 +34,7 @@ fn main() {
 
 async fn measure(url: &str, records: usize) -> (f64, f64, usize) {
     let store = Store::open(url).await.expect("the store opens");
-    let log = AuditLog::start(store.clone(), AuditOptions { instance: "bench".into(), key: [7; 32], keep_arguments: false }).await.expect("the log starts");
+    let log = AuditLog::start(store.clone(), AuditOptions { instance: "bench".into(), named: true, key: [7; 32], keep_arguments: false }).await.expect("the log starts");
     let began = Instant::now();
     let mut pending = tokio::task::JoinSet::new();
     for i in 0..records {
@@ -72,10 +72,12 @@ fn record(i: usize) -> AuditRecord {
         category: Some("read".into()),
         mode: "default".into(),
         decision: Some(Decided::Allowed),
+        reason: None,
         policies: Vec::new(),
         answered_by: None,
         upstream: None,
         args: Some(json!({"title": format!("note {i}")})),
+        sent_args: None,
         status: None,
         duration_ms: None,
         result: None,

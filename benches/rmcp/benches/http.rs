@@ -407,7 +407,7 @@ async fn capspec_served(host: capspec::mcp::McpHost, auth: capspec::mcp::Auth) -
 /// audit log of the store at `url` (DESIGN §15).
 async fn capspec_audited(url: &str) -> SocketAddr {
     let store = capspec_store::Store::open(url).await.expect("the store opens");
-    let options = capspec_store::AuditOptions { instance: "bench".into(), key: [7; 32], keep_arguments: false };
+    let options = capspec_store::AuditOptions { instance: "bench".into(), named: true, key: [7; 32], keep_arguments: false };
     let log = capspec_store::AuditLog::start(store, options).await.expect("the audit log starts");
     capspec_served(capspec_host().with_audit(log), capspec::mcp::Auth::Token(TOKEN.into())).await
 }

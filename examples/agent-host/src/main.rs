@@ -375,9 +375,11 @@ async fn serve_app(host: capspec::mcp::McpHost, addr: std::net::SocketAddr, auth
 /// The audit log of the store at `url`, this instance's chain in it.
 async fn audit_log(url: &str, keep_arguments: bool, served: &str, key: [u8; 32]) -> Result<std::sync::Arc<capspec_store::AuditLog>, String> {
     let store = capspec_store::Store::open(url).await.map_err(|e| e.0)?;
-    eprintln!("agent-host: recording every call in the audit log at `{}`", store.url());
-    let options = capspec_store::AuditOptions { instance: capspec_store::default_instance(served), key, keep_arguments };
-    capspec_store::AuditLog::start(store, options).await.map_err(|e| e.0)
+    let url = store.url().to_string();
+    let options = capspec_store::AuditOptions { instance: capspec_store::default_instance(served), named: false, key, keep_arguments };
+    let log = capspec_store::AuditLog::start(store, options).await.map_err(|e| e.0)?;
+    eprintln!("agent-host: recording every call in the audit log at `{url}` (instance `{}`)", log.instance());
+    Ok(log)
 }
 
 /// What `serve` mounts: the Rust modules, and the upstream modules of a

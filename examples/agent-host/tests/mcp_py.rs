@@ -19,11 +19,11 @@ use capspec_testkit::{TempDir, repo_root, skip};
 /// JSON summary (the last line) and everything it printed; `None` (with a
 /// notice, or a failure where CI requires Python) when the venv is absent.
 fn python_script(script: &str) -> Option<(serde_json::Value, String)> {
-    python_script_in(script, TempDir::new("mcp-python"))
+    python_script_in(script, &TempDir::new("mcp-python"))
 }
 
 /// [`python_script`] with `scratch` as its scratch directory (prepared by the caller).
-fn python_script_in(script: &str, scratch: TempDir) -> Option<(serde_json::Value, String)> {
+fn python_script_in(script: &str, scratch: &TempDir) -> Option<(serde_json::Value, String)> {
     let python = repo_root().join("tests/py/.venv/bin/python");
     let installed = Command::new(&python).args(["-c", "import mcp"]).output().is_ok_and(|o| o.status.success());
     if !installed {
@@ -104,9 +104,57 @@ fn the_python_sdk_client_calls_with_an_access_token_and_its_scopes_hold() {
         "read": token("capspec:read"), "write": token("capspec:read capspec:write"),
     });
     scratch.write("oauth.json", oauth.to_string());
-    let Some((summary, text)) = python_script_in("oauth_e2e.py", scratch) else { return };
+    let Some((summary, text)) = python_script_in("oauth_e2e.py", &scratch) else { return };
     assert_eq!(summary["without_token"], 401, "{text}");
     assert_eq!(summary["principal"], "py-user", "{text}");
     assert_eq!(summary["write_with_read_token"], "refused", "{text}");
     assert_eq!(summary["write_with_write_token"], "ok", "{text}");
+}
+
+/// Three stdio servers on one serve store at once, each under Python's
+/// client (tests/py/audit_e2e.py): two tools surfaces and a code surface,
+/// all with the default instance name. Each process writes a chain of its
+/// own, every call of each is served and recorded, and every chain
+/// verifies. Then the decisions as a person made them: an approved write
+/// has one record, `approved`; a declined one, `declined`; a client that
+/// could not be asked, `denied_gate` with reason `cannot_ask` and nobody
+/// answering. `--arguments` as typed (`{"path": "hello.txt"}`) finds every
+/// read, though each ran with its default `offset` applied.
+#[test]
+fn processes_sharing_a_store_each_write_a_chain_and_record_what_happened() {
+    let scratch = TempDir::new("mcp-python-audit");
+    scratch.write("ws/hello.txt", "hello\n");
+    scratch.write("state.key", [9u8; 32]);
+    let store_url = format!("sqlite:{}", scratch.path().join("store.db").display());
+    let Some((summary, text)) = python_script_in("audit_e2e.py", &scratch) else { return };
+    assert_eq!(summary["served"], serde_json::json!({"tools_a": 20, "tools_b": 20, "code": 20}), "{text}");
+    assert_eq!(summary["decisions"], serde_json::json!({"approved": "approved", "declined": "denied", "cannot_ask": ["denied", "cannot_ask"]}), "{text}");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        use capspec_store::{Query, Store, keyed_hash};
+        let store = Store::open_existing(&store_url).await.unwrap();
+        assert!(store.verify().await.unwrap().is_none(), "every chain verifies");
+        let key = capspec::mcp::StateKey::new([9u8; 32]).unwrap().audit_key();
+        let typed = Query { args_hmac: vec![keyed_hash(&key, &serde_json::json!({"path": "hello.txt"}))], ..Query::default() };
+        let reads = store.query(&typed).await.unwrap();
+        let mut instances: Vec<&str> = reads.iter().map(|r| r["instance"].as_str().unwrap()).collect();
+        assert_eq!(reads.len(), 60, "every read, found by the arguments as typed: {reads:#?}");
+        instances.sort();
+        instances.dedup();
+        assert_eq!(instances.len(), 3, "one chain per process: {instances:?}");
+        let base = instances[0];
+        assert!(base.ends_with(":stdio") && instances[1] == format!("{base}#2") && instances[2] == format!("{base}#3"), "{instances:?}");
+        let writes = store.query(&Query { capability: Some("workspace.write_file".into()), ..Query::default() }).await.unwrap();
+        let decided: Vec<(String, Option<String>, Option<String>)> = writes
+            .iter()
+            .filter(|r| r["kind"] == "decision")
+            .map(|r| (r["decision"].as_str().unwrap().to_string(), r.get("reason").and_then(|v| v.as_str()).map(str::to_string), r.get("answered_by").and_then(|v| v.as_str()).map(str::to_string)))
+            .collect();
+        let local = Some("local".to_string());
+        assert_eq!(
+            decided,
+            [("approved".to_string(), None, local.clone()), ("declined".to_string(), None, local), ("denied_gate".to_string(), Some("cannot_ask".to_string()), None)],
+            "one decision per write, and no `declined` for an ask still in flight: {writes:#?}"
+        );
+    });
 }

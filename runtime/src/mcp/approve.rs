@@ -84,8 +84,8 @@ impl Approver for Elicit {
                     // Cancel, or an answer this version does not know.
                     _ => Approval::Deny(format!("the user dismissed the approval of `{capability}` in the client")),
                 },
-                Ok(Err(e)) => Approval::Deny(format!("the client could not be asked to approve `{capability}`: {e}")),
-                Err(e) => Approval::Deny(format!("asking the client to approve `{capability}` ended abnormally: {e}")),
+                Ok(Err(e)) => Approval::CannotAsk(format!("the client could not be asked to approve `{capability}`: {e}")),
+                Err(e) => Approval::CannotAsk(format!("asking the client to approve `{capability}` ended abnormally: {e}")),
             }
         })
     }

@@ -91,19 +91,19 @@ impl Approver for Mrtr {
                     Approval::Deny(format!("the user declined `{}` in the client", request.capability))
                 }
             }
-            Some(answer) if answer.sealed.principal != request.principal.id() => Approval::Deny(format!(
+            Some(answer) if answer.sealed.principal != request.principal.id() => Approval::OtherCall(format!(
                 "the requestState was issued to `{}`, not to `{}`; call again to be asked",
                 answer.sealed.principal, request.principal
             )),
             Some(answer) if answer.sealed.capability != request.capability => {
-                Approval::Deny(format!("the requestState approves `{}`, not `{}`; call again to be asked", answer.sealed.capability, request.capability))
+                Approval::OtherCall(format!("the requestState approves `{}`, not `{}`; call again to be asked", answer.sealed.capability, request.capability))
             }
-            Some(_) => Approval::Deny(format!("the requestState approves `{}` with other arguments than this call's; call again to be asked", request.capability)),
+            Some(_) => Approval::OtherCall(format!("the requestState approves `{}` with other arguments than this call's; call again to be asked", request.capability)),
             None if self.can_ask => {
                 *self.asked.lock().unwrap_or_else(|e| e.into_inner()) = Some(request.clone());
-                Approval::Deny(ASKING.to_string())
+                Approval::Pending(ASKING.to_string())
             }
-            None => Approval::Deny("this MCP request (the client did not declare elicitation in its request's capabilities)".to_string()),
+            None => Approval::CannotAsk("this MCP request (the client did not declare elicitation in its request's capabilities)".to_string()),
         };
         Box::pin(std::future::ready(verdict))
     }
@@ -192,7 +192,7 @@ mod tests {
         let mut bob = alice.clone();
         bob.principal = crate::Principal::new("bob");
         match crate::testing::block_on(mrtr.approve(&bob)) {
-            Approval::Deny(reason) => assert!(reason.contains("issued to `alice`, not to `bob`"), "{reason}"),
+            Approval::OtherCall(reason) => assert!(reason.contains("issued to `alice`, not to `bob`"), "{reason}"),
             other => panic!("{other:?}"),
         }
         assert_eq!(crate::testing::block_on(mrtr.approve(&alice)), Approval::AllowOnce);

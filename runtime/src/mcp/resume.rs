@@ -156,8 +156,9 @@ fn begin(
     }
     // A link opened (a `per-user` upstream's authorization) needs no answer:
     // the call is made again, and finds the caller's credential.
-    let linked = responses.is_some_and(|r| r.contains_key(AUTHORIZE_INPUT) && !r.contains_key(APPROVAL_INPUT));
-    let answer = if linked {
+    let linked = responses.and_then(|r| r.get(AUTHORIZE_INPUT).filter(|_| !r.contains_key(APPROVAL_INPUT)));
+    let declined = linked.is_some_and(|response| response.get("action").and_then(Value::as_str) != Some("accept"));
+    let answer = if linked.is_some() {
         None
     } else {
         let response = approval_response(responses)?;
@@ -167,6 +168,9 @@ fn begin(
         })
     };
     let replay = Replay::new(state.j.clone(), answer, state.clock, state.seed, can_ask);
+    if declined {
+        replay.decline_link();
+    }
     Ok(Round { replay: Arc::new(replay), state })
 }
 

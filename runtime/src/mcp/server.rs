@@ -468,6 +468,18 @@ impl ServerHandler for McpSession {
         if matches!(self.host.inner.callable.get(request.name.as_ref()), Some(Callable::ExecuteCode)) {
             return Ok(tracing::Instrument::instrument(self.action_round(&arguments, request.request_state.as_deref(), request.input_responses.as_ref(), &context), request_span(EXECUTE_CODE, &context)).await);
         }
+        // The person declined the link a round before asked them to open
+        // (a `per-user` upstream's authorization): the call ends, as on
+        // 2025-11-25, rather than asking again with a new link.
+        let link_answer = request.input_responses.as_ref().and_then(|r| r.get(mrtr::AUTHORIZE_INPUT));
+        if link_answer.is_some_and(|a| a.get("action").and_then(Value::as_str) != Some("accept")) {
+            let principal = principal_of(&context);
+            let called = match self.host.inner.callable.get(request.name.as_ref()) {
+                Some(Callable::Capability { qualified, .. }) => qualified.clone(),
+                _ => request.name.to_string(),
+            };
+            return Ok(tools::refused(ErrorCode::UpstreamUnauthorized, &request.name, &crate::gate::declined_link(principal.id(), &called)).into());
+        }
         let key = &self.host.state_key;
         let answer = match mrtr::verify(key, request.request_state.as_deref(), request.input_responses.as_ref()) {
             Ok(answer) => answer,

@@ -145,10 +145,16 @@ impl StateKey {
     /// A new ticket asking `principal` to authorize `upstream` for
     /// `elicitation`, valid for the state TTL but never beyond
     /// [`TICKET_TTL`], sealed: the `ticket` query parameter.
+    /// How long a ticket issued now stays valid: the state TTL, at most
+    /// ten minutes. The link's wording says this.
+    pub fn ticket_ttl(&self) -> Duration {
+        self.ttl.min(TICKET_TTL)
+    }
+
     pub fn issue_ticket(&self, principal: &str, upstream: &str, elicitation: &str, now: u64) -> (Ticket, String) {
         let mut id = [0u8; 16];
         getrandom::fill(&mut id).expect("the system has a random source");
-        let ttl = self.ttl.min(TICKET_TTL).as_secs();
+        let ttl = self.ticket_ttl().as_secs();
         let ticket = Ticket {
             id: base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id),
             principal: principal.to_string(),

@@ -345,6 +345,10 @@ impl CredentialVault for Authorizer {
         self.vault.spend_ticket(id, expires_ms)
     }
 
+    fn link_lifetime(&self) -> Duration {
+        self.options.key.ticket_ttl()
+    }
+
     fn authorize_url(&self, upstream: &str, principal: &str) -> Option<(String, String)> {
         let id = random();
         self.upstreams.contains_key(upstream).then(|| (id.clone(), self.start_url(principal, upstream, &id)))

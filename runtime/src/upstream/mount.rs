@@ -356,6 +356,16 @@ fn drift(pinned: &PinnedTool, live: Option<&Value>) -> Option<String> {
 /// through the link it gave them (the link's own limit).
 const AUTHORIZE_WAIT: Duration = Duration::from_secs(600);
 
+/// A link's lifetime in words: "ten minutes", "8 seconds", "2 minutes".
+fn within(lifetime: Duration) -> String {
+    match lifetime.as_secs() {
+        600 => "ten minutes".to_string(),
+        1 => "1 second".to_string(),
+        s if s < 120 || s % 60 != 0 => format!("{s} seconds"),
+        s => format!("{} minutes", s / 60),
+    }
+}
+
 /// One capability, forwarded to its tool.
 struct Tool {
     connection: Arc<Connection>,
@@ -382,17 +392,19 @@ impl Forward for Tool {
             // A caller without a usable credential of their own is sent where they give one.
             let (Some(vault), Some(args)) = (&self.connection.vault, again) else { return Err(e) };
             let Some((id, url)) = vault.authorize_url(&server.name, principal) else { return Err(e) };
+            let lifetime = vault.link_lifetime();
+            let within = within(lifetime);
             let Some(asker) = run.get::<Arc<dyn crate::gate::AskUrl>>() else {
-                e.message = format!("{}; `{principal}` authorizes capspec to call it as them at {url} (the link works once, within ten minutes)", e.message);
+                e.message = format!("{}; `{principal}` authorizes capspec to call it as them at {url} (the link works once, within {within})", e.message);
                 return Err(e);
             };
-            let message = format!("`{}` is called as each person. Sign in and authorize capspec to call it as you (`{principal}`); the link works once, within ten minutes.", server.name);
+            let message = format!("`{}` is called as each person. Sign in and authorize capspec to call it as you (`{principal}`); the link works once, within {within}.", server.name);
             if let Err(why) = asker.ask(&id, &message, &url).await {
                 e.message = format!("{}; {why} where `{principal}` authorizes capspec to call it as them ({url})", e.message);
                 return Err(e);
             }
-            if !vault.authorized(&server.name, principal, &id, AUTHORIZE_WAIT).await {
-                e.message = format!("{}; `{principal}` did not authorize it at {url} within ten minutes", e.message);
+            if !vault.authorized(&server.name, principal, &id, lifetime.min(AUTHORIZE_WAIT)).await {
+                e.message = format!("{}; `{principal}` did not authorize it at {url} within {within}", e.message);
                 return Err(e);
             }
             asker.complete(&id).await;

@@ -64,6 +64,12 @@ pub trait CredentialVault: Send + Sync {
         let _ = (upstream, principal);
         None
     }
+    /// How long a link [`authorize_url`](CredentialVault::authorize_url)
+    /// gives stays usable (the ticket's lifetime): what its wording says.
+    fn link_lifetime(&self) -> Duration {
+        Duration::from_secs(600)
+    }
+
     /// Wait, at most `wait`, until `principal` authorized `upstream` through
     /// the link of the elicitation `id`: whether they did.
     fn authorized<'a>(&'a self, upstream: &'a str, principal: &'a str, id: &'a str, wait: Duration) -> crate::gate::BoxFuture<'a, bool> {
