@@ -436,7 +436,7 @@ impl Mounted {
         // The arguments as the client sent them, kept for the audit record
         // (found again by what the caller typed, DESIGN §15).
         let sent = run.caller().map(|_| args.clone());
-        let ladder = self.ladder(run, name, args, sent.as_ref(), &mut waited, &span, replay);
+        let ladder = self.ladder(run, name, (args, sent.as_ref()), &mut waited, &span, replay);
         // With no subscriber listening the span is disabled: skip the
         // instrumentation wrapper (its enter/exit on every poll) altogether.
         let reached = if span.is_disabled() { ladder.await } else { tracing::Instrument::instrument(ladder, span.clone()).await };
@@ -474,8 +474,8 @@ impl Mounted {
         &'a self,
         run: &Run,
         name: &'a str,
-        args: Value,
-        sent: Option<&Value>,
+        // The arguments, and (under an audit) a copy of them as sent.
+        (args, sent): (Value, Option<&Value>),
         waited: &mut Duration,
         span: &tracing::Span,
         replay: Option<(&crate::replay::Replay, u32)>,

@@ -142,15 +142,15 @@ impl StateKey {
         self.vault
     }
 
-    /// A new ticket asking `principal` to authorize `upstream` for
-    /// `elicitation`, valid for the state TTL but never beyond
-    /// [`TICKET_TTL`], sealed: the `ticket` query parameter.
     /// How long a ticket issued now stays valid: the state TTL, at most
     /// ten minutes. The link's wording says this.
     pub fn ticket_ttl(&self) -> Duration {
         self.ttl.min(TICKET_TTL)
     }
 
+    /// A new ticket asking `principal` to authorize `upstream` for
+    /// `elicitation`, valid for the state TTL but never beyond
+    /// [`TICKET_TTL`], sealed: the `ticket` query parameter.
     pub fn issue_ticket(&self, principal: &str, upstream: &str, elicitation: &str, now: u64) -> (Ticket, String) {
         let mut id = [0u8; 16];
         getrandom::fill(&mut id).expect("the system has a random source");
