@@ -147,8 +147,23 @@ mod live {
             Ok(holders.into_iter().map(|h| (h.principal, h.scopes, h.expires_ms, h.updated_ms)).collect())
         }
 
+        /// Forget `user`'s credential, recorded first in the store's audit
+        /// log (a `revocation` record, on this machine's `HOST:cli` chain):
+        /// a revoke that cannot be recorded does not happen.
         pub(super) async fn forget(root: &Path, flag: Option<&str>, name: &str, user: &str) -> Result<bool, String> {
-            open(root, flag).await?.forget_credential(name, user).await.map_err(|e| e.0)
+            use capspec::audit::AuditSink;
+            let store = open(root, flag).await?;
+            let held = store.credential_holders(name).await.map_err(|e| e.0)?.iter().any(|h| h.principal == user);
+            if !held {
+                return Ok(false);
+            }
+            // The record carries no arguments or results, so no key of the server's is needed.
+            let options = capspec_store::AuditOptions { instance: capspec_store::default_instance("cli"), named: false, key: [0; 32], keep_arguments: false };
+            let log = capspec_store::AuditLog::start(store.clone(), options).await.map_err(|e| e.0)?;
+            let recorded = log.decision(capspec::audit::event(capspec::audit::RecordKind::Revocation, user, name, "cli")).await;
+            log.close().await;
+            recorded.map_err(|why| format!("the revocation could not be recorded in the audit log, so `{user}`'s credential was kept: {why}"))?;
+            store.forget_credential(name, user).await.map_err(|e| e.0)
         }
     }
 

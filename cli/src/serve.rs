@@ -138,12 +138,18 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
         let host = with_policies(capspec::mcp::McpHost::new(guest, surface, mode), root, &project, args)?.with_state_key(key)
             .with_replay_bounds(replay_bounds(args))
             .with_unmounted(upstreams.unmounted().to_vec());
-        let host = match authorizer {
+        let host = match authorizer.clone() {
             Some(authorizer) => host.with_browser_pages(authorizer),
             None => host,
         };
         #[cfg(feature = "store")]
-        let host = host.with_audit(audit_log(root, args, audit_key).await?);
+        let host = {
+            let log = audit_log(root, args, audit_key).await?;
+            if let Some(authorizer) = &authorizer {
+                authorizer.record_to(log.clone());
+            }
+            host.with_audit(log)
+        };
         #[cfg(not(feature = "store"))]
         let _ = audit_key;
         let served = capspec::mcp::serve(host, listen, "capspec serve").await.map_err(|e| e.to_string());

@@ -617,6 +617,11 @@ fn a_callers_own_credential_from_the_vault_is_used_refreshed_kept_across_restart
     // as alice up): within the vault's recheck, her next call is refused.
     let revoke = user.capspec(&["auth", "revoke", "remote", "--user", "alice"]);
     assert_eq!(String::from_utf8_lossy(&revoke.stdout), "forgot `alice`'s credential for [upstream.remote]: their next call asks them to authorize again\n", "{}", text(&revoke));
+    // The revoke is an audit record, on this machine's `cli` chain.
+    let query = user.capspec(&["audit", "query", "--capability", "upstream:remote", "--format", "jsonl"]);
+    let last: Value = String::from_utf8_lossy(&query.stdout).lines().last().map(|l| serde_json::from_str(l).unwrap()).unwrap_or_default();
+    assert_eq!((&last["kind"], &last["principal"], &last["surface"]), (&json!("revocation"), &json!("alice"), &json!("cli")), "{}", text(&query));
+    assert!(last["instance"].as_str().is_some_and(|i| i.ends_with(":cli")), "{last}");
     std::thread::sleep(capspec_store::RECHECK + Duration::from_millis(500));
     let (_, reply) = capspec_testkit::http::call_stateless(&addr, &team_token("alice"), "shout", json!({"text": "gone"}));
     assert_eq!(error_of(&reply).0, "upstream_unauthorized", "{reply:#}");
@@ -735,6 +740,14 @@ fn each_person_authorizes_once_through_the_link_their_call_gave_and_then_acts_as
     let users = user.capspec(&["auth", "users", "remote"]);
     let listed = String::from_utf8_lossy(&users.stdout).to_string();
     assert!(listed.lines().count() == 2 && listed.starts_with("alice: ") && listed.contains("\nbob: "), "{}", text(&users));
+    // Each authorization is an audit record, naming the person and the upstream.
+    let query = user.capspec(&["audit", "query", "--capability", "upstream:remote", "--format", "jsonl"]);
+    let authorized: Vec<(String, String)> = String::from_utf8_lossy(&query.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|r| (r["kind"].as_str().unwrap_or_default().to_string(), r["principal"].as_str().unwrap_or_default().to_string()))
+        .collect();
+    assert_eq!(authorized, [("authorization".to_string(), "alice".to_string()), ("authorization".to_string(), "bob".to_string())], "{}", text(&query));
     // When each was last stored, as a UTC time `audit query --since` reads.
     assert!(listed.lines().all(|l| l.rsplit_once(", last stored ").is_some_and(|(_, at)| at.len() == 20 && at.ends_with('Z') && at.as_bytes()[10] == b'T')), "{listed}");
 

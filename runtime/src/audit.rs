@@ -145,6 +145,40 @@ pub enum RecordKind {
     Decision,
     /// After the impl.
     Outcome,
+    /// A person authorized capspec to call a `per-user` upstream as them
+    /// (the browser step finished; DESIGN §12).
+    Authorization,
+    /// A person's credential for a `per-user` upstream was forgotten
+    /// (`auth revoke`).
+    Revocation,
+}
+
+/// The record of an authorization or a revocation: who (`principal`),
+/// which upstream, through what (`surface`: `browser`, `cli`).
+pub fn event(kind: RecordKind, principal: &str, upstream: &str, surface: &str) -> AuditRecord {
+    AuditRecord {
+        kind,
+        time_ms: now_ms(),
+        call: NEXT_CALL.fetch_add(1, Ordering::Relaxed),
+        principal: principal.to_string(),
+        groups: Vec::new(),
+        surface: surface.to_string(),
+        request: None,
+        trace_id: None,
+        capability: format!("upstream:{upstream}"),
+        category: None,
+        mode: String::new(),
+        decision: None,
+        reason: None,
+        policies: Vec::new(),
+        answered_by: None,
+        upstream: Some(upstream.to_string()),
+        args: None,
+        sent_args: None,
+        status: Some("ok".to_string()),
+        duration_ms: None,
+        result: None,
+    }
 }
 
 /// One audit record, as the runtime describes it. A sink stores it; the

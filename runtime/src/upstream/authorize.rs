@@ -77,6 +77,8 @@ pub struct Authorizer {
     pending: Mutex<HashMap<String, Pending>>,
     /// The elicitations completed here in the last ten minutes, and when.
     done: tokio::sync::watch::Sender<HashMap<String, Instant>>,
+    /// Where each finished authorization is recorded (the audit log).
+    audit: std::sync::OnceLock<Arc<dyn crate::audit::AuditSink>>,
     http: reqwest::Client,
 }
 
@@ -125,7 +127,14 @@ impl Authorizer {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
-        Ok(Authorizer { options, vault, upstreams, client: tokio::sync::OnceCell::new(), pending: Mutex::new(HashMap::new()), done: tokio::sync::watch::Sender::new(HashMap::new()), http })
+        Ok(Authorizer { options, vault, upstreams, client: tokio::sync::OnceCell::new(), pending: Mutex::new(HashMap::new()), done: tokio::sync::watch::Sender::new(HashMap::new()), audit: std::sync::OnceLock::new(), http })
+    }
+
+    /// Record each authorization that finishes here in `sink` (the serve
+    /// store's audit log), as an `authorization` record naming the person
+    /// and the upstream. Set once.
+    pub fn record_to(&self, sink: Arc<dyn crate::audit::AuditSink>) {
+        let _ = self.audit.set(sink);
     }
 
     /// The URL where `principal` authorizes `upstream`, for the
@@ -244,6 +253,12 @@ impl Authorizer {
         }
         match pending.session.handle_callback_url(url.as_str()).await {
             Ok(_) => {
+                if let Some(sink) = self.audit.get() {
+                    let record = crate::audit::event(crate::audit::RecordKind::Authorization, &pending.principal, &pending.upstream, "browser");
+                    if let Err(why) = sink.decision(record).await {
+                        tracing::warn!("the audit log did not take `{}`'s authorization of `{}`: {why}", pending.principal, pending.upstream);
+                    }
+                }
                 // The call that gave the link goes on.
                 self.done.send_modify(|done| {
                     done.retain(|_, at| at.elapsed() < PENDING_TTL);
