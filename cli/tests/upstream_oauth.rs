@@ -940,10 +940,12 @@ fn two_instances_sharing_postgres_share_the_vault_and_the_used_tickets() {
     let (_east, east) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway", "--store", &store, "--instance", "east"]);
     let (_west, west) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway", "--store", &store, "--instance", "west"]);
 
+    let registered = control(&remote, "GET", "stats", &json!({}))["registrations"].as_u64().unwrap();
     // Alice is given a link by east and authorizes there.
     let (_, reply) = capspec_testkit::http::call_stateless(east.trim_start_matches("http://"), &token_of(&remote.team, &format!("{east}/mcp"), "alice"), "shout", json!({ "text": "x" }));
     let link = authorize_url(&reply);
-    assert_eq!(walk(&remote, &link, "alice").0, 200);
+    let (status, page) = walk(&remote, &link, "alice");
+    assert_eq!(status, 200, "{page}");
     // The same ticket at west: used already, by name.
     let (status, page) = walk(&remote, &link.replacen(&east, &west, 1), "alice");
     assert_eq!(status, 400, "{page}");
@@ -956,4 +958,17 @@ fn two_instances_sharing_postgres_share_the_vault_and_the_used_tickets() {
     assert!(!seen.is_empty() && seen.iter().all(|s| s == "alice"), "{seen:?}");
     let users = user.capspec(&["auth", "users", "remote", "--store", &store]);
     assert!(String::from_utf8_lossy(&users.stdout).starts_with("alice: "), "{}", text(&users));
+
+    // Bob begins on east; the upstream's authorization server sends his
+    // browser back to west (a balancer without affinity), and west
+    // completes it: the PKCE state is in the shared store, not in east.
+    let (_, reply) = capspec_testkit::http::call_stateless(east.trim_start_matches("http://"), &token_of(&remote.team, &format!("{east}/mcp"), "bob"), "shout", json!({ "text": "y" }));
+    let link = authorize_url(&reply);
+    let end = control(&remote, "POST", "walk", &json!({ "url": link, "login": "bob", "reroute": { "from": east, "to": west, "skip": 1 } }));
+    assert_eq!((end["status"].as_u64(), end["page"].as_str().map(str::trim)), (Some(200), Some("capspec now calls `remote` as `bob`: you can close this tab.")), "{end}");
+    assert_eq!(shout_as(&remote, &east, "bob", "east")["result"]["content"][0]["text"], "EAST");
+    // One client at the upstream's authorization server for both people and
+    // both instances: registered once, kept in the store.
+    let registrations = control(&remote, "GET", "stats", &json!({}))["registrations"].as_u64().unwrap();
+    assert_eq!(registrations - registered, 1, "alice's and bob's authorizations, on east and west");
 }

@@ -64,6 +64,18 @@ const MIGRATIONS: &[&[&str]] = &[&[
     // differ from the validated ones: a call is found by what was typed.
     "ALTER TABLE audit_records ADD COLUMN sent_hmac TEXT",
     "CREATE INDEX audit_by_sent_arguments ON audit_records (sent_hmac)",
+], &[
+    // Version 5: what the browser step of a `per-user` upstream keeps
+    // besides credentials, sealed: the client registered at each upstream's
+    // authorization server (one, shared by every instance) and each
+    // authorization under way (its PKCE state, so any instance completes it).
+    "CREATE TABLE upstream_kept (
+        kind TEXT NOT NULL,
+        id TEXT NOT NULL,
+        sealed TEXT NOT NULL,
+        expires_ms BIGINT,
+        PRIMARY KEY (kind, id)
+    )",
 ]];
 
 /// The schema version this binary writes.

@@ -60,6 +60,11 @@ fn aad(upstream: &str, principal: &str) -> Vec<u8> {
     format!("capspec upstream credential\0{upstream}\0{principal}").into_bytes()
 }
 
+/// What a kept value is bound to: its kind and id.
+fn kept_aad(kind: &str, id: &str) -> Vec<u8> {
+    format!("capspec kept\0{kind}\0{id}").into_bytes()
+}
+
 impl Vault {
     /// The store this vault keeps its credentials in.
     pub fn store(&self) -> &Store {
@@ -91,7 +96,7 @@ impl Vault {
             return Ok(None);
         };
         let sealed: String = row.try_get(0).map_err(|e| self.hidden(&what(), e))?;
-        let Some(value) = self.open(&sealed, upstream, principal) else {
+        let Some(value) = self.open(&sealed, &aad(upstream, principal)) else {
             // Sealed under another state key (a new or a missing
             // `--state-key-file`): nobody can open it again, so it is
             // forgotten and the person is asked to authorize again. Only
@@ -116,7 +121,7 @@ impl Vault {
 
     /// Keep `principal`'s credential for `upstream`, replacing theirs.
     pub async fn save(&self, upstream: &str, principal: &str, credential: Value) -> Result<(), StoreError> {
-        let sealed = self.seal(&credential, upstream, principal);
+        let sealed = self.seal(&credential, &aad(upstream, principal));
         let scopes = credential["granted_scopes"].as_array().map(|s| s.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")).unwrap_or_default();
         let expires_ms = credential["token_received_at"].as_i64().zip(credential["token_response"]["expires_in"].as_i64()).map(|(at, ttl)| (at + ttl) * 1000);
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or_default();
@@ -137,6 +142,44 @@ impl Vault {
         Ok(())
     }
 
+    /// Keep `value` sealed as `kind`/`id` (a client registered at an
+    /// upstream's authorization server, an authorization under way), until
+    /// `expires_ms` if given. With `only_new`, a value already kept stays
+    /// and the answer is `false`.
+    pub async fn keep(&self, kind: &str, id: &str, value: &Value, expires_ms: Option<i64>, only_new: bool) -> Result<bool, StoreError> {
+        let what = format!("cannot keep the {kind} `{id}`");
+        let sealed = self.seal(value, &kept_aad(kind, id));
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or_default();
+        sqlx::query("DELETE FROM upstream_kept WHERE expires_ms < $1").bind(now).execute(self.store.pool()).await.map_err(|e| self.hidden(&what, e))?;
+        let on_conflict = if only_new { "DO NOTHING" } else { "DO UPDATE SET sealed = excluded.sealed, expires_ms = excluded.expires_ms" };
+        let done = sqlx::query(&format!("INSERT INTO upstream_kept (kind, id, sealed, expires_ms) VALUES ($1, $2, $3, $4) ON CONFLICT (kind, id) {on_conflict}"))
+            .bind(kind)
+            .bind(id)
+            .bind(sealed)
+            .bind(expires_ms)
+            .execute(self.store.pool())
+            .await
+            .map_err(|e| self.hidden(&what, e))?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// What [`Vault::keep`] kept as `kind`/`id`, unexpired and opening
+    /// under this key; with `take`, it is removed (whichever instance asks
+    /// first gets it).
+    pub async fn kept(&self, kind: &str, id: &str, take: bool) -> Result<Option<Value>, StoreError> {
+        let what = format!("cannot read the {kind} `{id}`");
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or_default();
+        let sql = if take {
+            "DELETE FROM upstream_kept WHERE kind = $1 AND id = $2 AND (expires_ms IS NULL OR expires_ms >= $3) RETURNING sealed"
+        } else {
+            "SELECT sealed FROM upstream_kept WHERE kind = $1 AND id = $2 AND (expires_ms IS NULL OR expires_ms >= $3)"
+        };
+        let row = sqlx::query(sql).bind(kind).bind(id).bind(now).fetch_optional(self.store.pool()).await.map_err(|e| self.hidden(&what, e))?;
+        let Some(row) = row else { return Ok(None) };
+        let sealed: String = row.try_get(0).map_err(|e| self.hidden(&what, e))?;
+        Ok(self.open(&sealed, &kept_aad(kind, id)))
+    }
+
     /// A failure a caller reads (the call that needed the credential): what
     /// failed, without the store's location or the driver's text, which go
     /// to the server's log.
@@ -145,24 +188,24 @@ impl Vault {
         StoreError(format!("{what}: the serve store could not be read or written (the server's log has the detail)"))
     }
 
-    fn seal(&self, credential: &Value, upstream: &str, principal: &str) -> String {
+    fn seal(&self, credential: &Value, aad: &[u8]) -> String {
         let mut nonce = [0u8; NONCE_BYTES];
         getrandom::fill(&mut nonce).expect("the system has a random source");
         let plaintext = serde_json::to_vec(credential).expect("JSON serializes");
-        let sealed = self.cipher.encrypt(&XNonce::from(nonce), Payload { msg: &plaintext, aad: &aad(upstream, principal) }).expect("encryption of a bounded message does not fail");
+        let sealed = self.cipher.encrypt(&XNonce::from(nonce), Payload { msg: &plaintext, aad }).expect("encryption of a bounded message does not fail");
         let mut bytes = nonce.to_vec();
         bytes.extend_from_slice(&sealed);
         format!("{PREFIX}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
     }
 
-    fn open(&self, sealed: &str, upstream: &str, principal: &str) -> Option<Value> {
+    fn open(&self, sealed: &str, aad: &[u8]) -> Option<Value> {
         let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(sealed.strip_prefix(PREFIX)?).ok()?;
         if bytes.len() < NONCE_BYTES {
             return None;
         }
         let (nonce, ciphertext) = bytes.split_at(NONCE_BYTES);
         let nonce: [u8; NONCE_BYTES] = nonce.try_into().ok()?;
-        let plaintext = self.cipher.decrypt(&XNonce::from(nonce), Payload { msg: ciphertext, aad: &aad(upstream, principal) }).ok()?;
+        let plaintext = self.cipher.decrypt(&XNonce::from(nonce), Payload { msg: ciphertext, aad }).ok()?;
         serde_json::from_slice(&plaintext).ok()
     }
 }
@@ -234,5 +277,13 @@ impl capspec::upstream::CredentialVault for Vault {
 
     fn spend_ticket<'a>(&'a self, id: &'a str, expires_ms: i64) -> capspec::BoxFuture<'a, Result<bool, String>> {
         Box::pin(async move { self.store.spend_ticket(id, expires_ms).await.map_err(|e| e.0) })
+    }
+
+    fn keep<'a>(&'a self, kind: &'a str, id: &'a str, value: Value, expires_ms: Option<i64>, only_new: bool) -> capspec::BoxFuture<'a, Result<bool, String>> {
+        Box::pin(async move { Vault::keep(self, kind, id, &value, expires_ms, only_new).await.map_err(|e| e.0) })
+    }
+
+    fn kept<'a>(&'a self, kind: &'a str, id: &'a str, take: bool) -> capspec::BoxFuture<'a, Result<Option<Value>, String>> {
+        Box::pin(async move { Vault::kept(self, kind, id, take).await.map_err(|e| e.0) })
     }
 }

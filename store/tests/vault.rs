@@ -75,6 +75,24 @@ async fn exercise(url: &str) {
     store.spend_ticket("t-4", later).await.unwrap();
     assert_eq!(sql(url, "SELECT id FROM upstream_tickets ORDER BY id").await, ["t-1", "t-2", "t-4"]);
 
+    // What the browser step keeps besides credentials, sealed: the client
+    // registered at an authorization server (the first kept stays, and
+    // every instance reads it) and an authorization under way (taken once,
+    // by whichever instance the browser comes back to; gone once expired).
+    assert!(vault.keep("client", "remote https://as cb", &json!({"id": "client-1", "secret": "s3cret-1"}), None, true).await.unwrap());
+    assert!(!vault.keep("client", "remote https://as cb", &json!({"id": "client-2"}), None, true).await.unwrap(), "a second registration does not replace the first");
+    assert_eq!(other.kept("client", "remote https://as cb", false).await.unwrap(), Some(json!({"id": "client-1", "secret": "s3cret-1"})));
+    vault.keep("pending", "state-1", &json!({"principal": "alice"}), Some(later), false).await.unwrap();
+    vault.keep("pending", "state-2", &json!({"principal": "bob"}), Some(1), false).await.unwrap();
+    assert_eq!(other.kept("pending", "state-1", true).await.unwrap(), Some(json!({"principal": "alice"})));
+    assert_eq!(vault.kept("pending", "state-1", true).await.unwrap(), None, "taken once");
+    assert_eq!(vault.kept("pending", "state-2", false).await.unwrap(), None, "expired");
+    let kept = sql(url, "SELECT sealed FROM upstream_kept").await;
+    assert!(!kept.is_empty() && kept.iter().all(|s| s.starts_with("cv1.") && !s.contains("s3cret") && !s.contains("client-1")), "{kept:?}");
+    // A value sealed under one id does not open under another.
+    sql(url, "UPDATE upstream_kept SET id = 'remote https://other cb' WHERE kind = 'client'").await;
+    assert_eq!(vault.kept("client", "remote https://other cb", false).await.unwrap(), None);
+
     // Alice's sealed credential copied onto bob's row does not open as
     // bob's: it is forgotten (bob is asked to authorize again), and alice's
     // own still opens.

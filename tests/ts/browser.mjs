@@ -5,8 +5,10 @@
 // redirect's URL; `walk` goes on through every redirect, to whatever site,
 // and gives the first page that is not a form: its status, text and URL.
 // Cookies are kept per origin (scheme, host and port), so two servers on
-// 127.0.0.1 do not read each other's. Used by oauth-e2e.mjs and
-// oauth-upstream.mjs.
+// 127.0.0.1 do not read each other's. `walk`'s `reroute` ({from, to,
+// skip}) sends the redirects to `from`'s /oauth/upstream/callback after the
+// first `skip` of them to `to` instead, as a load balancer without
+// affinity may. Used by oauth-e2e.mjs and oauth-upstream.mjs.
 import assert from "node:assert/strict";
 
 export async function follow(start, login = "alice") {
@@ -15,12 +17,13 @@ export async function follow(start, login = "alice") {
   return end.redirect;
 }
 
-export async function walk(start, login = "alice") {
-  const { status, page, url } = await browse(start, login, () => false);
+export async function walk(start, login = "alice", reroute = null) {
+  const { status, page, url } = await browse(start, login, () => false, reroute);
   return { status, page, url };
 }
 
-async function browse(start, login, stop) {
+async function browse(start, login, stop, reroute = null) {
+  let callbacks = 0;
   const jars = new Map();
   let next = start;
   let form = null;
@@ -38,6 +41,15 @@ async function browse(start, login, stop) {
     if (response.status >= 300 && response.status < 400) {
       const location = new URL(response.headers.get("location"), next);
       if (stop(location)) return { redirect: location };
+      if (reroute && location.origin === reroute.from && location.pathname === "/oauth/upstream/callback") {
+        callbacks += 1;
+        if (callbacks > reroute.skip) {
+          const moved = new URL(location.pathname + location.search, reroute.to);
+          next = moved.href;
+          form = null;
+          continue;
+        }
+      }
       next = location.href;
       form = null;
       continue;

@@ -19,12 +19,13 @@
 //   makes the server refuse every token from then on; `POST
 //   /control/idp-down` stops the authorization server; `POST
 //   /control/revoke-grants` makes the server refuse every token of every
-//   client it has seen so far (as when the grant is revoked: refreshing
-//   does not help, a new log-in does); `GET /control/stats` counts the
-//   access tokens it accepted, the refresh grants and the refresh tokens
-//   revoked (RFC 7009, which the authorization server offers), and the
-//   `sub` of each token it accepted (`subs`, in order); `POST /control/walk`
-//   with `{url, login}` plays a person's browser from `url` through every
+//   grant it has seen so far (each access token names its grant: refreshing
+//   does not help, a new authorization does); `GET /control/stats` counts the
+//   access tokens it accepted, the refresh grants, the refresh tokens
+//   revoked (RFC 7009, which the authorization server offers) and the
+//   clients registered (RFC 7591), and the `sub` of each token it accepted
+//   (`subs`, in order); `POST /control/walk` with `{url, login, reroute}`
+//   plays a person's browser from `url` through every
 //   redirect (log-in as `login` and consent wherever asked) and answers the
 //   page it ends on: `{status, page}`;
 // - a team's issuer, as a gateway's callers sign in (`serve --oauth-issuer`):
@@ -63,9 +64,9 @@ const metadataUrl = `${base}/.well-known/oauth-protected-resource/mcp`;
 // --- the authorization server ---------------------------------------------
 const idp = createServer();
 const issuer = `http://127.0.0.1:${await listen(idp)}`;
-const stats = { accepted: new Set(), refreshes: 0, refusedTokens: 0, revocations: 0, subs: [] };
-const seenClients = new Set();
-const revokedClients = new Set();
+const stats = { accepted: new Set(), refreshes: 0, refusedTokens: 0, revocations: 0, registrations: 0, subs: [] };
+const seenGrants = new Set();
+const revokedGrants = new Set();
 const provider = new Provider(issuer, {
   // One client registered beforehand (`client_id` in capspec.toml); a
   // native client's loopback redirect may use any port (RFC 8252 §7.3).
@@ -78,6 +79,8 @@ const provider = new Provider(issuer, {
     },
   },
   cookies: { keys: ["capspec-tests-only"] },
+  // Each access token names its grant, which refreshing keeps.
+  extraTokenClaims: async (ctx, token) => ({ grant: token.grantId }),
   issueRefreshToken: async (ctx, client) => client.grantTypeAllowed("refresh_token"),
   features: {
     registration: { enabled: true },
@@ -100,6 +103,9 @@ provider.on("grant.success", (ctx) => {
 });
 provider.on("grant.revoked", () => {
   stats.revocations += 1;
+});
+provider.on("registration_create.success", () => {
+  stats.registrations += 1;
 });
 idp.on("request", provider.callback());
 
@@ -136,11 +142,11 @@ async function accepted(req) {
   if (!token || refuseAll) return false;
   try {
     const { payload } = await jwtVerify(token, keys, { issuer, audience: resource });
-    if (revokedClients.has(payload.client_id)) {
+    if (revokedGrants.has(payload.grant)) {
       stats.refusedTokens += 1;
       return false;
     }
-    seenClients.add(payload.client_id);
+    seenGrants.add(payload.grant);
     stats.accepted.add(token);
     stats.subs.push(payload.sub);
     return true;
@@ -182,8 +188,8 @@ mcpHttp.on("request", async (req, res) => {
       return json(res, 200, await browse(url, iss));
     }
     if (path === "/control/walk") {
-      const { url, login } = await body(req);
-      const { status, page } = await walk(url, login);
+      const { url, login, reroute } = await body(req);
+      const { status, page } = await walk(url, login, reroute);
       return json(res, 200, { status, page });
     }
     if (path === "/control/refuse") {
@@ -191,8 +197,8 @@ mcpHttp.on("request", async (req, res) => {
       return json(res, 200, { refusing: true });
     }
     if (path === "/control/revoke-grants") {
-      for (const client of seenClients) revokedClients.add(client);
-      return json(res, 200, { revoked: [...revokedClients] });
+      for (const grant of seenGrants) revokedGrants.add(grant);
+      return json(res, 200, { revoked: [...revokedGrants] });
     }
     if (path === "/control/idp-down") {
       idp.close();
@@ -200,7 +206,7 @@ mcpHttp.on("request", async (req, res) => {
       return json(res, 200, { idp: "down" });
     }
     if (path === "/control/stats") {
-      return json(res, 200, { accepted: stats.accepted.size, refreshes: stats.refreshes, refused: stats.refusedTokens, revocations: stats.revocations, subs: stats.subs });
+      return json(res, 200, { accepted: stats.accepted.size, refreshes: stats.refreshes, refused: stats.refusedTokens, revocations: stats.revocations, registrations: stats.registrations, subs: stats.subs });
     }
     if (path !== "/mcp") return json(res, 404, { error: "not found" });
     if (!(await accepted(req))) {

@@ -24,15 +24,16 @@
 //!    the code is exchanged and the credential saved, sealed, in the vault
 //!    for (principal, upstream).
 //!
-//! The upstream's leg must come back to the instance that began it: its
-//! PKCE verifier is kept in this process for at most ten minutes.
+//! The upstream's leg completes on any instance sharing the vault: rmcp's
+//! PKCE state is kept there, sealed, with whom it is for (ten minutes, used
+//! once), and the client capspec registered at the upstream's
+//! authorization server is kept there too, registered once and shared.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use rmcp::transport::auth::AuthorizationSession;
 use serde_json::Value;
 use sha2::Digest;
 
@@ -73,8 +74,6 @@ pub struct Authorizer {
     upstreams: BTreeMap<String, (String, OAuth)>,
     /// The sign-in client, once known.
     client: tokio::sync::OnceCell<SignInClient>,
-    /// Upstream legs under way, by the `state` rmcp sent.
-    pending: Mutex<HashMap<String, Pending>>,
     /// The elicitations completed here in the last ten minutes, and when.
     done: tokio::sync::watch::Sender<HashMap<String, Instant>>,
     /// Where each finished authorization is recorded (the audit log).
@@ -86,14 +85,6 @@ struct SignInClient {
     id: String,
     authorization_endpoint: String,
     token_endpoint: String,
-}
-
-struct Pending {
-    session: AuthorizationSession,
-    principal: String,
-    upstream: String,
-    elicitation: String,
-    began: Instant,
 }
 
 /// What the sign-in's redirect carries, sealed, in its `state`.
@@ -127,7 +118,7 @@ impl Authorizer {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
-        Ok(Authorizer { options, vault, upstreams, client: tokio::sync::OnceCell::new(), pending: Mutex::new(HashMap::new()), done: tokio::sync::watch::Sender::new(HashMap::new()), audit: std::sync::OnceLock::new(), http })
+        Ok(Authorizer { options, vault, upstreams, client: tokio::sync::OnceCell::new(), done: tokio::sync::watch::Sender::new(HashMap::new()), audit: std::sync::OnceLock::new(), http })
     }
 
     /// Record each authorization that finishes here in `sink` (the serve
@@ -159,7 +150,7 @@ impl Authorizer {
         let query: BTreeMap<String, String> = url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
         match url.path() {
             START_PATH => self.start(query.get("ticket").map(String::as_str).unwrap_or_default(), team).await,
-            CALLBACK_PATH => self.callback(&url, &query, team).await,
+            CALLBACK_PATH => self.callback(&query, team).await,
             _ => says(404, "not found"),
         }
     }
@@ -234,24 +225,24 @@ impl Authorizer {
         Ok(SignInClient { id, authorization_endpoint, token_endpoint })
     }
 
-    async fn callback(&self, url: &reqwest::Url, query: &BTreeMap<String, String>, team: &ResourceServer) -> Page {
+    async fn callback(&self, query: &BTreeMap<String, String>, team: &ResourceServer) -> Page {
         let state = query.get("state").map(String::as_str).unwrap_or_default();
         if let Some(plaintext) = self.options.key.open_sign_in(state) {
             let Ok(sign_in) = serde_json::from_slice::<SignIn>(&plaintext) else { return says(400, "capspec cannot read this sign-in's state") };
             return self.signed_in(sign_in, query, team).await;
         }
-        let pending = {
-            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-            pending.retain(|_, p| p.began.elapsed() < PENDING_TTL);
-            pending.remove(state)
-        };
-        let Some(pending) = pending else {
-            return says(400, "capspec knows no authorization under way for this answer: it took longer than ten minutes, was finished already, or began at another instance. Call the tool again for a new link.");
+        let pending = match super::oauth::pending_session(&self.vault, state).await {
+            Ok(Some(pending)) => pending,
+            Ok(None) => return says(400, "capspec knows no authorization under way for this answer: it took longer than ten minutes, or was finished already. Call the tool again for a new link."),
+            Err(e) => return says(503, format!("capspec cannot read the authorization under way now: {e}")),
         };
         if let Some(error) = query.get("error") {
             return says(400, format!("`{}`'s authorization server refused: {}", pending.upstream, refusal(error, query.get("error_description"))));
         }
-        match pending.session.handle_callback_url(url.as_str()).await {
+        let Some((upstream_url, oauth)) = self.upstreams.get(&pending.upstream) else { return says(400, format!("this gateway calls no upstream `{}` as each person", pending.upstream)) };
+        let Some(code) = query.get("code") else { return says(400, format!("`{}`'s authorization server answered without a code", pending.upstream)) };
+        let callback = (code.as_str(), state, query.get("iss").map(String::as_str));
+        match super::oauth::finish_principal_session(upstream_url, oauth, &pending, self.vault.clone(), callback).await {
             Ok(_) => {
                 if let Some(sink) = self.audit.get() {
                     let record = crate::audit::event(crate::audit::RecordKind::Authorization, &pending.principal, &pending.upstream, "browser");
@@ -324,16 +315,12 @@ impl Authorizer {
             );
         }
         let Some((url, oauth)) = self.upstreams.get(&ticket.upstream) else { return says(400, format!("this gateway calls no upstream `{}` as each person", ticket.upstream)) };
-        let session = match super::oauth::principal_session(url, oauth, &ticket.upstream, &ticket.principal, self.vault.clone(), &self.redirect_uri()).await {
+        let who = (ticket.upstream.as_str(), ticket.principal.as_str(), ticket.elicitation.as_str());
+        let session = match super::oauth::principal_session(url, oauth, who, self.vault.clone(), &self.redirect_uri()).await {
             Ok(session) => session,
             Err(e) => return says(502, format!("capspec cannot begin `{}`'s authorization: {}", ticket.upstream, super::child::without_type_paths(&e))),
         };
-        let to = session.get_authorization_url().to_string();
-        let Some(state) = reqwest::Url::parse(&to).ok().and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned())) else {
-            return says(502, format!("`{}`'s authorization URL carries no `state`", ticket.upstream));
-        };
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(state, Pending { session, principal: ticket.principal, upstream: ticket.upstream, elicitation: ticket.elicitation, began: Instant::now() });
-        redirect(to)
+        redirect(session.get_authorization_url().to_string())
     }
 }
 
@@ -362,6 +349,14 @@ impl CredentialVault for Authorizer {
 
     fn link_lifetime(&self) -> Duration {
         self.options.key.ticket_ttl()
+    }
+
+    fn keep<'a>(&'a self, kind: &'a str, id: &'a str, value: Value, expires_ms: Option<i64>, only_new: bool) -> BoxFuture<'a, Result<bool, String>> {
+        self.vault.keep(kind, id, value, expires_ms, only_new)
+    }
+
+    fn kept<'a>(&'a self, kind: &'a str, id: &'a str, take: bool) -> BoxFuture<'a, Result<Option<Value>, String>> {
+        self.vault.kept(kind, id, take)
     }
 
     fn authorize_url(&self, upstream: &str, principal: &str) -> Option<(String, String)> {
