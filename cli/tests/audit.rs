@@ -207,6 +207,18 @@ fn two_instances_sharing_postgres_answer_one_query() {
     let url = pg.url("shared");
     let (_east, east) = serve_http(dir, &url, "east");
     let (_west, west) = serve_http(dir, &url, "west");
+    // A third instance given east's name while east runs: refused at start,
+    // naming the chain and its holder (a chain has one live writer).
+    let second = Command::new(env!("CARGO_BIN_EXE_cargo-capspec"))
+        .args(["capspec", "serve", "--surface", "tools", "--state-key-file", "state.key", "--http", "127.0.0.1:0", "--token-file", "token", "--store", &url, "--instance", "east"])
+        .current_dir(dir)
+        .env_remove("CARGO_MANIFEST_DIR")
+        .output()
+        .unwrap();
+    assert_ne!(second.status.code(), Some(0), "{}", text(&second));
+    let said = text(&second);
+    assert!(said.contains("the audit chain `east`") && said.contains("another live process (process ") && said.contains("--instance"), "{said}");
+    assert!(!said.contains("UNIQUE") && !said.contains("duplicate key"), "no database text: {said}");
     // Behind a round robin, on the revision that keeps no session: each call lands on the next instance.
     let balancer = round_robin(vec![east.clone(), west]);
     for i in 0..6 {
