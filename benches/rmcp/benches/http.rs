@@ -29,11 +29,13 @@
 //! call in the audit log (DESIGN §15): to SQLite, and to a Postgres server of
 //! its own where Debian's postgresql is installed.
 //!
-//! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS] [audit]`
+//! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS] [audit] [clients=N]`
 //!
 //! With `audit`, only the rows the audit log's ratios need run (plain rmcp,
 //! capspec behind the shared token, and the audited servers), and token
-//! validation is left out.
+//! validation is left out. `clients=N` runs N clients at once instead of
+//! `SESSIONS`, making as many calls per batch between them (`clients=1`:
+//! what an audited call adds to one client's round trip).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -78,6 +80,7 @@ impl Revision {
 fn main() {
     let rounds = std::env::args().skip(1).find_map(|a| a.parse::<usize>().ok()).unwrap_or(12);
     let audit_only = std::env::args().skip(1).any(|a| a == "audit");
+    let clients = std::env::args().skip(1).find_map(|a| a.strip_prefix("clients=").and_then(|n| n.parse::<usize>().ok())).unwrap_or(SESSIONS).clamp(1, SESSIONS);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     let shared: Arc<[String]> = Arc::from([TOKEN.to_string()]);
     // The resource server first: it installs jsonwebtoken's provider (ring),
@@ -112,7 +115,7 @@ fn main() {
     for round in 0..WARM_UP + rounds {
         for k in 0..runs.len() {
             let (s, r) = runs[(round + k) % runs.len()];
-            let (rate, times) = rt.block_on(batch(servers[s].1, revisions[r], &servers[s].2));
+            let (rate, times) = rt.block_on(batch(servers[s].1, revisions[r], &servers[s].2, clients));
             if round >= WARM_UP {
                 rates[s][r].push(rate);
                 latencies[s][r].extend(times);
@@ -120,7 +123,7 @@ fn main() {
         }
     }
     let at = |v: &[f64], q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
-    println!("Streamable HTTP, {SESSIONS} clients × {CALLS} tools/call per batch, {rounds} interleaved rounds");
+    println!("Streamable HTTP, {clients} clients × {} tools/call per batch, {rounds} interleaved rounds", SESSIONS * CALLS / clients);
     println!("{:<42} {:<11} {:>9} {:>9} {:>9} {:>8} {:>8}", "server", "revision", "calls/s", "p50 µs", "p99 µs", "rate ×", "p99 ×");
     for (r, revision) in revisions.iter().enumerate() {
         for row in rates.iter_mut().chain(latencies.iter_mut()) {
@@ -139,7 +142,8 @@ fn main() {
         for (s, store) in [(4, "SQLite"), (5, "Postgres")] {
             if s < servers.len() {
                 let (rate, p99) = (at(&rates[s][r], 0.5), at(&latencies[s][r], 0.99));
-                println!("  audit to {store} against none, {}: {:.3}× the calls/s, {:.3}× the p99", revision.name(), rate / shared, p99 / shared_p99);
+                let added = at(&latencies[s][r], 0.5) - at(&latencies[2][r], 0.5);
+                println!("  audit to {store} against none, {}: {:.3}× the calls/s, {:.3}× the p99, {added:+.0} µs on the median", revision.name(), rate / shared, p99 / shared_p99);
             }
         }
     }
@@ -263,20 +267,23 @@ async fn solo(addr: SocketAddr, bearers: &Arc<[String]>) -> f64 {
     times[times.len() / 2]
 }
 
-/// One batch: `SESSIONS` clients set up (not timed), then all calling at
-/// once. Calls per second over the batch, and each call's latency in µs.
-async fn batch(addr: SocketAddr, revision: Revision, bearers: &Arc<[String]>) -> (f64, Vec<f64>) {
-    let mut clients = Vec::with_capacity(SESSIONS);
-    for i in 0..SESSIONS {
-        clients.push(Client::connect(addr, revision, bearers[i % bearers.len()].clone()).await);
+/// One batch: `clients` clients set up (not timed), then all calling at
+/// once, `SESSIONS × CALLS` calls between them. Calls per second over the
+/// batch, and each call's latency in µs.
+async fn batch(addr: SocketAddr, revision: Revision, bearers: &Arc<[String]>, clients: usize) -> (f64, Vec<f64>) {
+    let calls = SESSIONS * CALLS / clients;
+    let clients: Vec<usize> = (0..clients).collect();
+    let mut connected = Vec::with_capacity(clients.len());
+    for i in clients {
+        connected.push(Client::connect(addr, revision, bearers[i % bearers.len()].clone()).await);
     }
     let start = Instant::now();
-    let tasks: Vec<_> = clients
+    let tasks: Vec<_> = connected
         .into_iter()
         .map(|mut client| {
             tokio::spawn(async move {
-                let mut times = Vec::with_capacity(CALLS);
-                for i in 0..CALLS {
+                let mut times = Vec::with_capacity(calls);
+                for i in 0..calls {
                     let began = Instant::now();
                     client.call_peek(i).await;
                     times.push(began.elapsed().as_secs_f64() * 1e6);
