@@ -796,10 +796,16 @@ fn sdk_call(remote: &Remote, origin: &str, sub: &str, tool: &str, arguments: &Va
     let ts = repo_root().join("tests/ts");
     let token = token_of(&remote.team, &format!("{origin}/mcp"), sub);
     let mut command = Command::new("node");
-    let script = if mode == "v2" { "per-user-client-v2.mjs" } else { "per-user-client.mjs" };
+    let script = if mode.starts_with("v2") { "per-user-client-v2.mjs" } else { "per-user-client.mjs" };
     command.arg(ts.join(script)).args([&format!("{origin}/mcp"), &token, &remote.control, sub, tool, &arguments.to_string()]).current_dir(&ts);
-    if !mode.is_empty() && mode != "v2" {
-        command.arg(mode);
+    match mode {
+        "" | "v2" => {}
+        "v2-decline" => {
+            command.arg("decline");
+        }
+        other => {
+            command.arg(other);
+        }
     }
     let out = command.output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
@@ -855,6 +861,13 @@ fn a_client_that_follows_links_is_asked_by_url_elicitation_and_its_call_goes_on_
     assert_eq!(resumed["protocol"], "2026-07-28", "{resumed:#}");
     assert_eq!((&resumed["elicitations"][0]["mode"], &resumed["elicitations"][0]["walked"]["status"]), (&json!("url"), &json!(200)), "{resumed:#}");
     assert_eq!(resumed["result"]["structuredContent"]["result"], "RESUMED", "{resumed:#}");
+    // A person who declines the link, in an action on 2026-07-28: asked
+    // once, and the action's call ends refused (the SDK gives up after ten
+    // rounds when each retry asks again).
+    let declined = sdk_call(&remote, &origin, "lou", "execute_code", &json!({ "code": code.replace("in code", "declined") }), "v2-decline");
+    assert_eq!(declined["elicitations"].as_array().map(Vec::len), Some(1), "{declined:#}");
+    assert_eq!(declined["result"]["isError"], true, "{declined:#}");
+    assert!(declined["result"].to_string().contains("`lou` declined to authorize capspec"), "{declined:#}");
 
     // The upstream revokes every grant it gave (erin's too): her token and
     // its refresh are refused, so her next call asks her again, and goes
