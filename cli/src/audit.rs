@@ -56,6 +56,7 @@ pub(crate) fn parse_time(text: &str) -> Result<i64, String> {
 
 /// `ms` (since the epoch) as a UTC time, `2026-12-03T01:02:03Z`: the form
 /// `--since` reads.
+#[cfg(any(feature = "live", test))]
 pub(crate) fn format_time(ms: i64) -> String {
     let (days, rest) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000) / 1000);
     // The civil date of a day count (Howard Hinnant's algorithm).

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::gate::{BoxFuture, Mode};
@@ -112,30 +112,7 @@ impl Decided {
     }
 }
 
-/// Why the gate refused a call nobody answered (`denied_gate`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reason {
-    /// Plan mode allows only reads.
-    PlanMode,
-    /// The call had to be asked and nobody could be: a headless host, a
-    /// client that declared no elicitation, a client the ask did not reach.
-    CannotAsk,
-    /// The answer the request carried was for another call (another
-    /// principal, capability or arguments).
-    OtherCall,
-}
-
-impl Reason {
-    /// As in records and receipts: `plan_mode`, `cannot_ask`, `other_call`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Reason::PlanMode => "plan_mode",
-            Reason::CannotAsk => "cannot_ask",
-            Reason::OtherCall => "other_call",
-        }
-    }
-}
+pub use crate::receipt::Reason;
 
 /// Which record: the decision before the impl, or the outcome after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

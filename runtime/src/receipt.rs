@@ -31,6 +31,31 @@ impl GateDecision {
     }
 }
 
+/// Why the gate refused a call nobody answered (`denied_gate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// Plan mode allows only reads.
+    PlanMode,
+    /// The call had to be asked and nobody could be: a headless host, a
+    /// client that declared no elicitation, a client the ask did not reach.
+    CannotAsk,
+    /// The answer the request carried was for another call (another
+    /// principal, capability or arguments).
+    OtherCall,
+}
+
+impl Reason {
+    /// As in records and receipts: `plan_mode`, `cannot_ask`, `other_call`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::PlanMode => "plan_mode",
+            Reason::CannotAsk => "cannot_ask",
+            Reason::OtherCall => "other_call",
+        }
+    }
+}
+
 /// How the call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -74,13 +99,13 @@ pub struct Receipt {
     /// `module.name`, or the name as called when it resolved to nothing.
     pub capability: String,
     /// `None` when the call was refused before the gate (unknown name, bad
-    /// arguments). Derived from the audit record's decision by
-    /// [`Decided::gate`](crate::audit::Decided::gate), the one mapping.
+    /// arguments). Derived from the audit record's decision by the one
+    /// mapping between the two vocabularies (`Decided::gate`).
     pub decision: Option<GateDecision>,
     /// Why the gate refused it unasked (`plan_mode`, `cannot_ask`,
     /// `other_call`), as the audit record's `reason`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<crate::audit::Reason>,
+    pub reason: Option<Reason>,
     /// How the call ended.
     pub status: Status,
     /// Time from lookup to result, not counting time spent waiting for an approver.

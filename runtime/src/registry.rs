@@ -164,7 +164,7 @@ impl Registry {
                 ));
             }
         }
-        problems.extend(code_first_problems(modules, code_first));
+        problems.extend(crate::code_first::problems(modules, code_first));
         let mut entries = Vec::new();
         let mut names: HashMap<String, Names> = HashMap::new();
         // Parsed once: for the validator here, and for the search index.
@@ -278,34 +278,6 @@ impl Registry {
         mounted.push(true);
         Mounted { registry: self.clone(), mounted }
     }
-}
-
-/// Code-first specs of served modules that the generated tables do not
-/// carry as declared.
-fn code_first_problems<'a>(modules: &[Module], code_first: impl IntoIterator<Item = &'a CodeFirst>) -> Vec<String> {
-    let mut specs: Vec<&CodeFirst> = code_first.into_iter().filter(|c| modules.iter().any(|m| m.name == c.module)).collect();
-    specs.sort_by_key(|c| (c.module, c.name, c.file, c.line));
-    let mut problems = Vec::new();
-    for cf in specs {
-        let at = format!("{}:{}", cf.file, cf.line);
-        let generated = modules.iter().flat_map(|m| m.specs.iter()).find(|s| s.module == cf.module && s.name == cf.name);
-        match generated {
-            None => problems.push(format!(
-                "{at}: `{}.{}` is declared by #[derive(Capability)] on `{}` but is not in the generated bindings; list its package under [code_first] in capspec.toml and run `cargo xtask sync`",
-                cf.module, cf.name, cf.rust_type
-            )),
-            Some(spec) if spec.category != cf.category => problems.push(format!(
-                "{at}: `{}.{}` is `{}` in the code but `{}` in the generated bindings; run `cargo xtask sync`",
-                cf.module, cf.name, cf.category, spec.category
-            )),
-            Some(spec) if spec.description != cf.description => problems.push(format!(
-                "{at}: the description of `{}.{}` differs between the code and the generated bindings; run `cargo xtask sync`",
-                cf.module, cf.name
-            )),
-            Some(_) => {}
-        }
-    }
-    problems
 }
 
 /// A capability as listed to a session.

@@ -231,7 +231,7 @@ impl Authorizer {
             let Ok(sign_in) = serde_json::from_slice::<SignIn>(&plaintext) else { return says(400, "capspec cannot read this sign-in's state") };
             return self.signed_in(sign_in, query, team).await;
         }
-        let pending = match super::oauth::pending_session(&self.vault, state).await {
+        let pending = match super::per_user::pending_session(&self.vault, state).await {
             Ok(Some(pending)) => pending,
             Ok(None) => return says(400, "capspec knows no authorization under way for this answer: it took longer than ten minutes, or was finished already. Call the tool again for a new link."),
             Err(e) => return says(503, format!("capspec cannot read the authorization under way now: {e}")),
@@ -242,7 +242,7 @@ impl Authorizer {
         let Some((upstream_url, oauth)) = self.upstreams.get(&pending.upstream) else { return says(400, format!("this gateway calls no upstream `{}` as each person", pending.upstream)) };
         let Some(code) = query.get("code") else { return says(400, format!("`{}`'s authorization server answered without a code", pending.upstream)) };
         let callback = (code.as_str(), state, query.get("iss").map(String::as_str));
-        match super::oauth::finish_principal_session(upstream_url, oauth, &pending, self.vault.clone(), callback).await {
+        match super::per_user::finish_principal_session(upstream_url, oauth, &pending, self.vault.clone(), callback).await {
             Ok(_) => {
                 if let Some(sink) = self.audit.get() {
                     let record = crate::audit::event(crate::audit::RecordKind::Authorization, &pending.principal, &pending.upstream, "browser");
@@ -316,7 +316,7 @@ impl Authorizer {
         }
         let Some((url, oauth)) = self.upstreams.get(&ticket.upstream) else { return says(400, format!("this gateway calls no upstream `{}` as each person", ticket.upstream)) };
         let who = (ticket.upstream.as_str(), ticket.principal.as_str(), ticket.elicitation.as_str());
-        let session = match super::oauth::principal_session(url, oauth, who, self.vault.clone(), &self.redirect_uri()).await {
+        let session = match super::per_user::principal_session(url, oauth, who, self.vault.clone(), &self.redirect_uri()).await {
             Ok(session) => session,
             Err(e) => return says(502, format!("capspec cannot begin `{}`'s authorization: {}", ticket.upstream, super::child::without_type_paths(&e))),
         };

@@ -5,7 +5,8 @@
 //! with it (`cargo capspec serve`, `agent-host serve --upstreams`):
 //! `child.rs` starts and lists servers, `mount.rs` forwards calls to them,
 //! `oauth.rs` logs in to servers behind OAuth and keeps their credentials,
-//! `authorize.rs` (feature `oauth`) is a `per-user` server's browser step.
+//! `authorize.rs` (feature `oauth`) is a `per-user` server's browser step,
+//! `per_user.rs` its upstream leg, completed on any instance.
 //!
 //! A server here is what `[upstream.NAME]` configures, resolved by the
 //! caller (paths made absolute, the token read): the runtime does not read
@@ -16,6 +17,8 @@ pub mod authorize;
 mod child;
 mod mount;
 pub mod oauth;
+#[cfg(feature = "oauth")]
+mod per_user;
 
 pub use child::{Endpoint, Server, UpstreamError, list_tools};
 pub use oauth::CredentialVault;

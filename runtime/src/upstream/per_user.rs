@@ -1,0 +1,127 @@
+//! A `per-user` upstream's browser step, on the upstream's side (DESIGN
+//! §12, feature `oauth`): the session that sends a person to the upstream's
+//! authorization server, and its completion on whichever instance the
+//! browser comes back to. rmcp's PKCE state and the client capspec
+//! registered there are kept in the vault, sealed, so every instance
+//! sharing the store finds them.
+
+use std::sync::Arc;
+
+use rmcp::transport::auth::{AuthError, AuthorizationSession};
+use serde::{Deserialize, Serialize};
+
+use super::oauth::{CredentialVault, Discovered, OAuth, VaultStore, discover, now, session_of};
+
+/// Who a `per-user` authorization under way is for, kept with rmcp's PKCE
+/// state in the vault (kind `pending`, by the `state` the authorization
+/// server sends back), so whichever instance the browser returns to
+/// completes it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Pending {
+    pub(crate) principal: String,
+    pub(crate) upstream: String,
+    pub(crate) elicitation: String,
+    /// The redirect the authorization was asked with, which the code's
+    /// exchange must name again (the instance finishing it may be reached
+    /// at another address).
+    redirect: String,
+    state: Option<rmcp::transport::auth::StoredAuthorizationState>,
+}
+
+/// Kind of the vault's entries of authorizations under way.
+pub(crate) const PENDING: &str = "pending";
+
+/// rmcp's PKCE state, kept in the vault (sealed) rather than in this
+/// process.
+struct KeptStates {
+    vault: Arc<dyn CredentialVault>,
+    /// Whom a saved state is for (a session beginning); `None` where one
+    /// only completes.
+    for_whom: Option<Pending>,
+}
+
+#[async_trait::async_trait]
+impl rmcp::transport::auth::StateStore for KeptStates {
+    async fn save(&self, csrf_token: &str, state: rmcp::transport::auth::StoredAuthorizationState) -> Result<(), AuthError> {
+        let who = self.for_whom.clone().ok_or_else(|| AuthError::InternalError("no authorization begins here".into()))?;
+        let value = serde_json::to_value(Pending { state: Some(state), ..who }).map_err(|e| AuthError::InternalError(e.to_string()))?;
+        let expires = now() as i64 * 1000 + crate::mcp::TICKET_TTL.as_millis() as i64;
+        self.vault.keep(PENDING, csrf_token, value, Some(expires), false).await.map_err(AuthError::InternalError).map(|_| ())
+    }
+
+    async fn load(&self, csrf_token: &str) -> Result<Option<rmcp::transport::auth::StoredAuthorizationState>, AuthError> {
+        let kept = self.vault.kept(PENDING, csrf_token, false).await.map_err(AuthError::InternalError)?;
+        Ok(kept.and_then(|v| serde_json::from_value::<Pending>(v).ok()).and_then(|p| p.state))
+    }
+
+    async fn delete(&self, csrf_token: &str) -> Result<(), AuthError> {
+        self.vault.kept(PENDING, csrf_token, true).await.map(|_| ()).map_err(AuthError::InternalError)
+    }
+}
+
+/// The client capspec uses at `found`'s authorization server for
+/// `upstream`: `None` where the configuration names one (`client_id`, or a
+/// Client ID Metadata Document the server takes); else the one registered
+/// there before and kept in the vault, shared by every instance; else (with
+/// `register`) one registered now and kept. Two instances registering at
+/// once keep the first; the second uses it.
+async fn kept_client(found: &mut Discovered, oauth: &OAuth, upstream: &str, vault: &Arc<dyn CredentialVault>, redirect: &str, register: bool) -> Result<Option<(String, Option<String>)>, String> {
+    if oauth.client_id.is_some() || (found.cimd && oauth.client_metadata_url.is_some()) {
+        return Ok(None);
+    }
+    // Postgres text holds no NUL: spaces part the three (none holds one).
+    let id = format!("{upstream} {} {redirect}", found.issuer);
+    let read = |v: serde_json::Value| v["id"].as_str().map(|id| (id.to_string(), v["secret"].as_str().map(str::to_string)));
+    if let Some(kept) = vault.kept("client", &id, false).await?.and_then(read) {
+        return Ok(Some(kept));
+    }
+    if !register {
+        return Err(format!("no client of capspec's is registered at `{}` for `{upstream}`", found.issuer));
+    }
+    let scopes: Vec<&str> = oauth.scopes.iter().map(String::as_str).collect();
+    let config = found.manager.register_client("capspec", redirect, &scopes).await.map_err(|e| e.to_string())?;
+    let value = serde_json::json!({ "id": config.client_id, "secret": config.client_secret });
+    match vault.keep("client", &id, value, None, true).await {
+        Ok(true) | Err(_) => Ok(Some((config.client_id, config.client_secret))),
+        Ok(false) => Ok(vault.kept("client", &id, false).await?.and_then(read).or(Some((config.client_id, config.client_secret)))),
+    }
+}
+
+/// A `per-user` server's browser step for `principal` (DESIGN §12): the
+/// credential goes to their entry in `vault`; the client is the one kept
+/// for the upstream's authorization server; the PKCE state is kept in the
+/// vault, so any instance completes it ([`finish_principal_session`]).
+pub(crate) async fn principal_session(url: &str, oauth: &OAuth, who: (&str, &str, &str), vault: Arc<dyn CredentialVault>, redirect: &str) -> Result<AuthorizationSession, String> {
+    let (upstream, principal, elicitation) = who;
+    let mut found = discover(url).await?;
+    found.manager.set_credential_store(VaultStore { vault: vault.clone(), upstream: upstream.to_string(), principal: principal.to_string() });
+    let pending = Pending { principal: principal.to_string(), upstream: upstream.to_string(), elicitation: elicitation.to_string(), redirect: redirect.to_string(), state: None };
+    found.manager.set_state_store(KeptStates { vault: vault.clone(), for_whom: Some(pending) });
+    let client = kept_client(&mut found, oauth, upstream, &vault, redirect, true).await?;
+    session_of(found, oauth, client, redirect).await
+}
+
+/// The authorization under way for `csrf` (the `state` the upstream's
+/// authorization server sent back), if the vault keeps one.
+pub(crate) async fn pending_session(vault: &Arc<dyn CredentialVault>, csrf: &str) -> Result<Option<Pending>, String> {
+    Ok(vault.kept(PENDING, csrf, false).await?.and_then(|v| serde_json::from_value(v).ok()))
+}
+
+/// Complete `pending`'s authorization on this instance, whichever began
+/// it: the code is exchanged with the kept PKCE verifier (used once), the
+/// response's `iss` checked, and the credential saved in the vault.
+pub(crate) async fn finish_principal_session(url: &str, oauth: &OAuth, pending: &Pending, vault: Arc<dyn CredentialVault>, callback: (&str, &str, Option<&str>)) -> Result<(), String> {
+    let (code, csrf, iss) = callback;
+    let redirect = pending.redirect.as_str();
+    let mut found = discover(url).await?;
+    found.manager.set_credential_store(VaultStore { vault: vault.clone(), upstream: pending.upstream.clone(), principal: pending.principal.clone() });
+    found.manager.set_state_store(KeptStates { vault: vault.clone(), for_whom: None });
+    let (id, secret) = match kept_client(&mut found, oauth, &pending.upstream, &vault, redirect, false).await? {
+        Some(client) => client,
+        None => (oauth.client_id.clone().or_else(|| oauth.client_metadata_url.clone()).ok_or("no client is configured")?, None),
+    };
+    let mut config = rmcp::transport::auth::OAuthClientConfig::new(id, redirect);
+    config.client_secret = secret;
+    found.manager.configure_client(config).map_err(|e| e.to_string())?;
+    found.manager.exchange_code_for_token_with_issuer(code, csrf, iss).await.map(|_| ()).map_err(|e| e.to_string())
+}
