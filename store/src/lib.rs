@@ -64,6 +64,8 @@ pub struct Store {
     pool: AnyPool,
     driver: Driver,
     url: String,
+    /// A SQLite store's file.
+    path: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Store {
@@ -90,6 +92,7 @@ impl Store {
 
     async fn open_with(url: &str, create: bool) -> Result<Store, StoreError> {
         sqlx::any::install_default_drivers();
+        let mut file = None;
         let (driver, connect) = if let Some(path) = url.strip_prefix("sqlite:") {
             let path = path.trim_start_matches("//");
             if path.is_empty() {
@@ -103,6 +106,7 @@ impl Store {
             if let Some(dir) = std::path::Path::new(path).parent().filter(|d| !d.as_os_str().is_empty()) {
                 std::fs::create_dir_all(dir).map_err(|e| fail(&format!("cannot create the store's directory `{}`", dir.display()), e))?;
             }
+            file = Some(std::path::PathBuf::from(path));
             (Driver::Sqlite, format!("sqlite://{path}?mode=rwc"))
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             (Driver::Postgres, url.to_string())
@@ -133,7 +137,7 @@ impl Store {
             .connect_with(options)
             .await
             .map_err(|e| fail(&format!("cannot open the store `{}`", redact(url)), e))?;
-        let store = Store { pool, driver, url: redact(url) };
+        let store = Store { pool, driver, url: redact(url), path: file };
         schema::migrate(&store).await?;
         Ok(store)
     }
@@ -146,6 +150,11 @@ impl Store {
     /// Its URL, without a password.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// A SQLite store's file.
+    pub(crate) fn sqlite_path(&self) -> Option<&std::path::Path> {
+        self.path.as_deref()
     }
 
     pub(crate) fn pool(&self) -> &AnyPool {

@@ -349,3 +349,64 @@ fn a_store_newer_than_this_capspec_is_refused_by_name() {
         assert!(err.0.contains("schema version 99, newer than this capspec's 5"), "{err}");
     });
 }
+
+/// A SQLite record's caller commits it on its own thread, but never waits
+/// there for another writer's lock (another process's chain in the same
+/// file): while a transaction elsewhere holds the store, a call waits off
+/// the runtime, other tasks keep running (on a runtime of one thread), and
+/// the call lands once the lock is let go, its chain verifying.
+#[test]
+fn a_locked_sqlite_store_is_waited_for_off_the_callers_thread() {
+    let dir = TempDir::new("audit-sqlite-locked");
+    let path = dir.path().join("store.db");
+    let url = format!("sqlite:{}", path.display());
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+        let store = Store::open(&url).await.unwrap();
+        let log = AuditLog::start(store.clone(), options("host-k")).await.unwrap();
+        let session = Registry::new(generated::MODULES).unwrap().mount_all();
+        let notes = Notes::default();
+        let eve = run(&log, "eve", Mode::Default, &notes);
+        session.invoke(&eve, "notes.list_notes", json!({})).await.unwrap();
+        // Another writer takes the store's write lock and holds it.
+        let (locked_tx, locked) = std::sync::mpsc::channel();
+        let (release_tx, release) = std::sync::mpsc::channel::<()>();
+        let holder = std::thread::spawn({
+            let url = format!("sqlite://{}", path.display());
+            move || {
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                rt.block_on(async {
+                    use sqlx::Connection;
+                    let mut other = sqlx::SqliteConnection::connect(&url).await.unwrap();
+                    sqlx::query("BEGIN IMMEDIATE").execute(&mut other).await.unwrap();
+                    locked_tx.send(()).unwrap();
+                    release.recv().unwrap();
+                    sqlx::query("COMMIT").execute(&mut other).await.unwrap();
+                });
+            }
+        });
+        locked.recv().unwrap();
+        let began = std::time::Instant::now();
+        let call = session.invoke(&eve, "notes.list_notes", json!({}));
+        tokio::pin!(call);
+        // The runtime's one thread is not held by the waiting commit.
+        let mut ticks = 0;
+        let waited = loop {
+            tokio::select! {
+                done = &mut call => break done,
+                () = tokio::time::sleep(std::time::Duration::from_millis(20)) => {
+                    ticks += 1;
+                    if ticks == 10 {
+                        release_tx.send(()).unwrap();
+                    }
+                }
+            }
+        };
+        waited.expect("the call lands once the lock is let go");
+        assert!(ticks >= 10, "the call ended after {ticks} ticks, before the lock was let go");
+        assert!(began.elapsed() < std::time::Duration::from_secs(4));
+        holder.join().unwrap();
+        let records = store.query(&Query { principal: Some("eve".into()), ..Query::default() }).await.unwrap();
+        assert_eq!(records.len(), 4, "two calls, a decision and an outcome each");
+        assert!(store.verify().await.unwrap().is_none());
+    });
+}
