@@ -130,6 +130,19 @@ pub enum RecordKind {
     Revocation,
 }
 
+impl RecordKind {
+    /// As in the records: `decision`, `outcome`, `authorization`,
+    /// `revocation`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecordKind::Decision => "decision",
+            RecordKind::Outcome => "outcome",
+            RecordKind::Authorization => "authorization",
+            RecordKind::Revocation => "revocation",
+        }
+    }
+}
+
 /// The record of an authorization or a revocation: who (`principal`),
 /// which upstream, through what (`surface`: `browser`, `cli`).
 pub fn event(kind: RecordKind, principal: &str, upstream: &str, surface: &str) -> AuditRecord {

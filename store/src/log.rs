@@ -6,6 +6,7 @@
 //! committer is whichever caller finds nobody committing ([`inline`]); on
 //! Postgres, a task the callers hand their records to ([`task`]).
 
+mod body;
 mod chain;
 mod inline;
 mod task;

@@ -44,41 +44,7 @@ pub struct Broken {
 impl Store {
     /// The records `query` selects, oldest first, each as its stored body.
     pub async fn query(&self, query: &Query) -> Result<Vec<Value>, StoreError> {
-        let mut sql = String::from("SELECT body FROM audit_records WHERE 1 = 1");
-        let mut binds: Vec<Bind> = Vec::new();
-        let mut filter = |column: &str, op: &str, value: Bind| {
-            binds.push(value);
-            sql.push_str(&format!(" AND {column} {op} ${}", binds.len()));
-        };
-        if let Some(p) = &query.principal {
-            filter("principal", "=", Bind::Text(p.clone()));
-        }
-        if let Some(c) = &query.capability {
-            filter("capability", "=", Bind::Text(c.clone()));
-        }
-        if let Some(d) = &query.decision {
-            filter("decision", "=", Bind::Text(d.clone()));
-        }
-        if let Some(t) = query.since_ms {
-            filter("time_ms", ">=", Bind::Int(t));
-        }
-        if let Some(t) = query.until_ms {
-            filter("time_ms", "<", Bind::Int(t));
-        }
-        if !query.args_hmac.is_empty() {
-            let mut any = Vec::new();
-            for h in &query.args_hmac {
-                for column in ["args_hmac", "sent_hmac"] {
-                    binds.push(Bind::Text(h.clone()));
-                    any.push(format!("{column} = ${}", binds.len()));
-                }
-            }
-            sql.push_str(&format!(" AND ({})", any.join(" OR ")));
-        }
-        sql.push_str(" ORDER BY time_ms DESC, instance DESC, seq DESC");
-        if let Some(limit) = query.limit {
-            sql.push_str(&format!(" LIMIT {}", limit.max(0)));
-        }
+        let (sql, binds) = statement(query);
         let mut q = sqlx::query(&sql);
         for bind in binds {
             q = match bind {
@@ -147,6 +113,46 @@ impl Store {
     }
 }
 
+/// The `SELECT` that answers `query`, and its parameters in order.
+fn statement(query: &Query) -> (String, Vec<Bind>) {
+    let mut sql = String::from("SELECT body FROM audit_records WHERE 1 = 1");
+    let mut binds: Vec<Bind> = Vec::new();
+    let mut filter = |column: &str, op: &str, value: Bind| {
+        binds.push(value);
+        sql.push_str(&format!(" AND {column} {op} ${}", binds.len()));
+    };
+    if let Some(p) = &query.principal {
+        filter("principal", "=", Bind::Text(p.clone()));
+    }
+    if let Some(c) = &query.capability {
+        filter("capability", "=", Bind::Text(c.clone()));
+    }
+    if let Some(d) = &query.decision {
+        filter("decision", "=", Bind::Text(d.clone()));
+    }
+    if let Some(t) = query.since_ms {
+        filter("time_ms", ">=", Bind::Int(t));
+    }
+    if let Some(t) = query.until_ms {
+        filter("time_ms", "<", Bind::Int(t));
+    }
+    if !query.args_hmac.is_empty() {
+        let mut any = Vec::new();
+        for h in &query.args_hmac {
+            for column in ["args_hmac", "sent_hmac"] {
+                binds.push(Bind::Text(h.clone()));
+                any.push(format!("{column} = ${}", binds.len()));
+            }
+        }
+        sql.push_str(&format!(" AND ({})", any.join(" OR ")));
+    }
+    sql.push_str(" ORDER BY time_ms DESC, instance DESC, seq DESC");
+    if let Some(limit) = query.limit {
+        sql.push_str(&format!(" LIMIT {}", limit.max(0)));
+    }
+    (sql, binds)
+}
+
 enum Bind {
     Text(String),
     Int(i64),
@@ -175,4 +181,37 @@ fn check(row: &AnyRow, prev_hash: &str) -> Option<String> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use sqlx::Row;
+
+    use super::{Query, statement};
+    use crate::Store;
+
+    /// `audit query --arguments` reads the argument hashes' indexes (partial,
+    /// on the rows that have a hash): the store does not scan the log.
+    #[test]
+    fn a_query_by_arguments_is_answered_from_the_indexes() {
+        let dir = capspec_testkit::TempDir::new("query-plan");
+        let url = format!("sqlite:{}/store.db", dir.path().display());
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+            let store = Store::open(&url).await.unwrap();
+            let query = Query { args_hmac: vec!["ab".repeat(32), "cd".repeat(32)], ..Query::default() };
+            let (sql, binds) = statement(&query);
+            let sql = format!("EXPLAIN QUERY PLAN {sql}");
+            let mut explain = sqlx::query(&sql);
+            for bind in binds {
+                explain = match bind {
+                    super::Bind::Text(t) => explain.bind(t),
+                    super::Bind::Int(i) => explain.bind(i),
+                };
+            }
+            let plan: Vec<String> = explain.fetch_all(store.pool()).await.unwrap().iter().map(|r| r.try_get::<String, _>(3).unwrap()).collect();
+            let plan = plan.join("\n");
+            assert!(plan.contains("audit_by_arguments") && plan.contains("audit_by_sent_arguments"), "{plan}");
+            assert!(!plan.contains("SCAN audit_records"), "{plan}");
+        });
+    }
 }

@@ -346,7 +346,7 @@ fn a_store_newer_than_this_capspec_is_refused_by_name() {
         Store::open(&url).await.unwrap();
         sql(&url, "UPDATE capspec_meta SET value = '99' WHERE key = 'schema_version'").await;
         let err = Store::open(&url).await.unwrap_err();
-        assert!(err.0.contains("schema version 99, newer than this capspec's 5"), "{err}");
+        assert!(err.0.contains("schema version 99, newer than this capspec's 6"), "{err}");
     });
 }
 

@@ -6,7 +6,7 @@
 
 use capspec::audit::AuditRecord;
 use hmac::{Hmac, KeyInit, Mac};
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use sqlx::Row;
 use tokio::sync::oneshot;
@@ -124,12 +124,23 @@ impl Chain {
         };
         let args_hmac = record.args.as_ref().map(|a| keyed_hash(&self.options.key, a));
         let sent_hmac = record.sent_args.as_ref().map(|a| keyed_hash(&self.options.key, a));
-        let body = self.body(record, seq, args_hmac.as_deref(), sent_hmac.as_deref());
+        let result_hmac = record.result.as_ref().filter(|r| !r.is_null()).map(|r| keyed_hash(&self.options.key, r));
+        let body = super::body::body(
+            record,
+            &super::body::Extra {
+                instance: &self.options.instance,
+                seq,
+                keep_arguments: self.options.keep_arguments,
+                args_hmac: args_hmac.as_deref(),
+                sent_hmac: sent_hmac.as_deref(),
+                result_hmac: result_hmac.as_deref(),
+            },
+        );
         let hash = link(&prev, &body);
         Record {
             seq,
             time_ms: record.time_ms as i64,
-            kind: json!(record.kind).as_str().unwrap_or_default().to_string(),
+            kind: record.kind.as_str().to_string(),
             principal: record.principal.clone(),
             capability: record.capability.clone(),
             decision: record.decision.map(|d| d.as_str().to_string()),
@@ -140,39 +151,6 @@ impl Chain {
             prev,
             hash,
         }
-    }
-
-    /// The record as stored: arguments and result replaced by their keyed
-    /// hashes (argument values kept only when asked), with its instance and
-    /// sequence number, as canonical JSON.
-    fn body(&self, record: &AuditRecord, seq: i64, args_hmac: Option<&str>, sent_hmac: Option<&str>) -> String {
-        let mut value = serde_json::to_value(record).unwrap_or(Value::Null);
-        if let Value::Object(map) = &mut value {
-            let args = map.remove("args").filter(|a| !a.is_null());
-            let result = map.remove("result").filter(|r| !r.is_null());
-            let sent = map.remove("sent_args").filter(|a| !a.is_null());
-            if map.get("reason").is_some_and(Value::is_null) {
-                map.remove("reason");
-            }
-            if let (Some(sent), Some(hmac)) = (sent, sent_hmac) {
-                map.insert("sent_hmac".into(), Value::String(hmac.to_string()));
-                if self.options.keep_arguments {
-                    map.insert("sent_args".into(), sent);
-                }
-            }
-            if let (Some(args), Some(hmac)) = (args, args_hmac) {
-                map.insert("args_hmac".into(), Value::String(hmac.to_string()));
-                if self.options.keep_arguments {
-                    map.insert("args".into(), args);
-                }
-            }
-            if let Some(result) = result {
-                map.insert("result_hmac".into(), Value::String(keyed_hash(&self.options.key, &result)));
-            }
-            map.insert("instance".into(), Value::String(self.options.instance.clone()));
-            map.insert("seq".into(), json!(seq));
-        }
-        canonical(&value)
     }
 }
 
