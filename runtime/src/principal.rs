@@ -73,14 +73,17 @@ impl Principal {
         self.scopes
     }
 
-    /// `local`: the caller of an in-process or stdio host.
+    /// `local`: the caller of an in-process or stdio host. Made once and
+    /// shared: every call of a host that names nobody else starts from it.
     pub fn local() -> Principal {
-        Principal::new(Principal::LOCAL)
+        static LOCAL: std::sync::LazyLock<Principal> = std::sync::LazyLock::new(|| Principal::new(Principal::LOCAL));
+        LOCAL.clone()
     }
 
     /// `token`: the caller holding an HTTP server's shared bearer token.
     pub fn token() -> Principal {
-        Principal::new(Principal::TOKEN)
+        static TOKEN: std::sync::LazyLock<Principal> = std::sync::LazyLock::new(|| Principal::new(Principal::TOKEN));
+        TOKEN.clone()
     }
 
     /// The principal's id: what receipts and spans name.

@@ -198,6 +198,11 @@ impl Run {
         self.receipts.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// `f` of this run's receipts, in place (no copy).
+    pub(crate) fn with_receipts<R>(&self, f: impl FnOnce(&[Receipt]) -> R) -> R {
+        f(&self.receipts.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
     /// Total time calls of this run spent waiting for an approver; a time
     /// limit does not count it.
     pub fn approval_wait(&self) -> Duration {

@@ -29,13 +29,15 @@
 //! call in the audit log (DESIGN §15): to SQLite, and to a Postgres server of
 //! its own where Debian's postgresql is installed.
 //!
-//! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS] [audit] [clients=N]`
+//! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS] [audit] [clients=N] [only=S:R]`
 //!
 //! With `audit`, only the rows the audit log's ratios need run (plain rmcp,
 //! capspec behind the shared token, and the audited servers), and token
 //! validation is left out. `clients=N` runs N clients at once instead of
 //! `SESSIONS`, making as many calls per batch between them (`clients=1`:
-//! what an audited call adds to one client's round trip).
+//! what an audited call adds to one client's round trip). `only=S:R` runs
+//! the S-th server's batches on revision R alone (0: 2025-11-25), for a
+//! profiler, and prints no figures.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -81,6 +83,9 @@ fn main() {
     let rounds = std::env::args().skip(1).find_map(|a| a.parse::<usize>().ok()).unwrap_or(12);
     let audit_only = std::env::args().skip(1).any(|a| a == "audit");
     let clients = std::env::args().skip(1).find_map(|a| a.strip_prefix("clients=").and_then(|n| n.parse::<usize>().ok())).unwrap_or(SESSIONS).clamp(1, SESSIONS);
+    // `only=S:R`: server S's row on revision R (0: 2025-11-25, 1: 2026-07-28)
+    // alone, for a profiler; nothing is compared.
+    let only = std::env::args().skip(1).find_map(|a| a.strip_prefix("only=").and_then(|o| o.split_once(':')).and_then(|(s, r)| Some((s.parse::<usize>().ok()?, r.parse::<usize>().ok()?))));
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     let shared: Arc<[String]> = Arc::from([TOKEN.to_string()]);
     // The resource server first: it installs jsonwebtoken's provider (ring),
@@ -111,7 +116,20 @@ fn main() {
     let mut rates = vec![vec![Vec::new(); 2]; servers.len()];
     let mut latencies = vec![vec![Vec::new(); 2]; servers.len()];
     let measured = |s: usize| !audit_only || matches!(s, 0 | 2 | 4 | 5);
-    let runs: Vec<(usize, usize)> = (0..servers.len()).filter(|&s| measured(s)).flat_map(|s| (0..2).map(move |r| (s, r))).collect();
+    let runs: Vec<(usize, usize)> = (0..servers.len()).filter(|&s| measured(s)).flat_map(|s| (0..2).map(move |r| (s, r))).filter(|&run| only.is_none_or(|o| o == run)).collect();
+    if let Some((s, r)) = only {
+        assert!(!runs.is_empty(), "only={s}:{r}: no such row");
+        let mut times = Vec::new();
+        for round in 0..WARM_UP + rounds {
+            let (_, t) = rt.block_on(batch(servers[s].1, revisions[r], &servers[s].2, clients));
+            if round >= WARM_UP {
+                times.extend(t);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        println!("{} on {}: {rounds} batches of {clients} clients, p50 {:.0} µs, for a profiler", servers[s].0.trim(), revisions[r].name(), times[times.len() / 2]);
+        return;
+    }
     for round in 0..WARM_UP + rounds {
         for k in 0..runs.len() {
             let (s, r) = runs[(round + k) % runs.len()];

@@ -21,6 +21,7 @@
 //! server (DESIGN §13), its tokens checked with ring (`jwt_ring.rs`).
 
 mod approve;
+mod envelope;
 mod mrtr;
 #[cfg(feature = "oauth")]
 mod jwt_ring;

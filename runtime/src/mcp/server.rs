@@ -84,6 +84,8 @@ struct Shared {
     /// The mount's capabilities.json and catalog.
     capabilities_json: String,
     catalog: String,
+    /// What `initialize` (and every stateless request) tells the client.
+    instructions: String,
 }
 
 enum Callable {
@@ -211,7 +213,12 @@ impl McpHost {
         }
         let capabilities_json = tools::capabilities_json(&mounted, guest.import_specifier());
         let catalog = mounted.catalog();
-        Arc::new(Shared { mounted, surface, mode, prepare, guest, tools, callable, capabilities_json, catalog })
+        let modules = mounted.module_names().join(", ");
+        let instructions = match surface {
+            Surface::Code => format!("capspec host (modules: {modules}). Write an action with `{EXECUTE_CODE}`; the catalog is in its description and at {CATALOG_URI}."),
+            Surface::Tools => format!("capspec host (modules: {modules}). Every capability is a tool; the catalog is at {CATALOG_URI}."),
+        };
+        Arc::new(Shared { mounted, surface, mode, prepare, guest, tools, callable, capabilities_json, catalog, instructions })
     }
 
     /// A new session: its own allow-set, the shared mount.
@@ -430,14 +437,9 @@ fn surface_name(surface: Surface) -> &'static str {
 impl ServerHandler for McpSession {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder().enable_tools().enable_resources().build();
-        let modules = self.host.inner.mounted.module_names().join(", ");
-        let instructions = match self.host.inner.surface {
-            Surface::Code => format!("capspec host (modules: {modules}). Write an action with `{EXECUTE_CODE}`; the catalog is in its description and at {CATALOG_URI}."),
-            Surface::Tools => format!("capspec host (modules: {modules}). Every capability is a tool; the catalog is at {CATALOG_URI}."),
-        };
         ServerConfig::new(capabilities)
             .with_server_info(rmcp::model::Implementation::new("capspec", env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions)
+            .with_instructions(self.host.inner.instructions.clone())
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {

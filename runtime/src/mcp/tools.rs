@@ -138,7 +138,7 @@ pub(super) fn capabilities_json(mounted: &Mounted, specifier: &str) -> String {
 
 /// Receipts as a result's `_meta`.
 fn receipts_meta(run: &Run) -> MetaObject {
-    let receipts = serde_json::to_value(run.receipts()).expect("receipts serialize");
+    let receipts = run.with_receipts(|r| serde_json::to_value(r)).expect("receipts serialize");
     MetaObject(Map::from_iter([(META_RECEIPTS.to_string(), receipts)]))
 }
 

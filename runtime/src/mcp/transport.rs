@@ -103,7 +103,9 @@ fn origin_admitted(headers: &http::HeaderMap, allowed: &[String]) -> bool {
         };
     }
     let Some(host) = headers.get(http::header::HOST).and_then(|h| h.to_str().ok()) else { return false };
-    let host = host.trim().to_ascii_lowercase();
+    // Lower-cased only when it is not already (no copy on every request).
+    let host = host.trim();
+    let host: std::borrow::Cow<'_, str> = if host.bytes().any(|b| b.is_ascii_uppercase()) { host.to_ascii_lowercase().into() } else { host.into() };
     is_loopback(&host) || allowed.iter().any(|a| a.split_once("://").is_some_and(|(_, authority)| authority == host))
 }
 
@@ -407,7 +409,7 @@ where
         Err(BodyProblem::Unreadable(e)) => return plain(StatusCode::BAD_REQUEST, &format!("the request body could not be read: {e}")),
     };
     if parts.method == http::Method::POST {
-        let message = match json_rpc(&bytes) {
+        let message = match super::envelope::json_rpc(&bytes) {
             Ok(message) => message,
             Err((code, message)) => {
                 let error = serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
@@ -452,6 +454,8 @@ where
     B::Error: std::fmt::Display,
 {
     let mut body = std::pin::pin!(body);
+    // A body that comes in one frame (most) is kept as it came, uncopied.
+    let mut first: Option<Bytes> = None;
     let mut kept = Vec::new();
     let mut seen = 0usize;
     while let Some(frame) = body.frame().await {
@@ -463,23 +467,20 @@ where
             break;
         }
         if seen <= max {
-            kept.extend_from_slice(&bytes::Buf::copy_to_bytes(&mut data, len));
+            let data = bytes::Buf::copy_to_bytes(&mut data, len);
+            if first.is_none() && kept.is_empty() {
+                first = Some(data);
+            } else {
+                kept.extend_from_slice(&first.take().unwrap_or_default());
+                kept.extend_from_slice(&data);
+            }
         }
     }
-    if seen > max { Err(BodyProblem::TooLarge) } else { Ok(Bytes::from(kept)) }
-}
-
-/// A POST body as JSON-RPC, or why it is not: a parse error (-32700) or an
-/// invalid request (-32600), with a message saying what was wrong.
-fn json_rpc(body: &[u8]) -> Result<serde_json::Value, (i64, String)> {
-    let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| (-32700, format!("Parse error: the body is not JSON ({e})")))?;
-    let is_message = |v: &serde_json::Value| v.get("jsonrpc").and_then(|j| j.as_str()) == Some("2.0");
-    let valid = match &value {
-        serde_json::Value::Object(_) => is_message(&value),
-        serde_json::Value::Array(batch) => !batch.is_empty() && batch.iter().all(is_message),
-        _ => false,
-    };
-    if valid { Ok(value) } else { Err((-32600, "Invalid Request: a JSON-RPC 2.0 message is an object with \"jsonrpc\": \"2.0\"".to_string())) }
+    match first {
+        _ if seen > max => Err(BodyProblem::TooLarge),
+        Some(whole) => Ok(whole),
+        None => Ok(Bytes::from(kept)),
+    }
 }
 
 fn plain(status: StatusCode, text: &str) -> Response<Body> {
@@ -492,15 +493,8 @@ fn plain(status: StatusCode, text: &str) -> Response<Body> {
 /// The first category a message (or batch) calls a tool of that the
 /// principal's scopes lack.
 #[cfg(feature = "oauth")]
-fn lacking_scope(host: &McpHost, principal: &crate::principal::Principal, message: &serde_json::Value) -> Option<crate::spec::Category> {
-    let messages = match message {
-        serde_json::Value::Array(batch) => batch.as_slice(),
-        one => std::slice::from_ref(one),
-    };
-    messages.iter().filter(|m| m.get("method").and_then(|m| m.as_str()) == Some("tools/call")).find_map(|m| {
-        let name = m.get("params")?.get("name")?.as_str()?;
-        host.tool_category(name).filter(|c| !principal.scopes().allows(*c))
-    })
+fn lacking_scope(host: &McpHost, principal: &crate::principal::Principal, messages: &super::envelope::Messages<'_>) -> Option<crate::spec::Category> {
+    messages.iter().filter_map(|m| m.tool_called()).find_map(|name| host.tool_category(name).filter(|c| !principal.scopes().allows(*c)))
 }
 
 /// 401: no token, or one this server does not accept.
@@ -584,14 +578,5 @@ mod tests {
             assert!(!admitted(None, Some(host)), "{host}");
         }
         assert!(!admitted(None, None), "neither Origin nor Host");
-    }
-
-    #[test]
-    fn only_json_rpc_messages_pass() {
-        assert_eq!(super::json_rpc(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).map(|_| ()), Ok(()));
-        assert_eq!(super::json_rpc(b"{ nope").unwrap_err().0, -32700);
-        assert_eq!(super::json_rpc(br#"{"id":1}"#).unwrap_err().0, -32600);
-        assert_eq!(super::json_rpc(b"[]").unwrap_err().0, -32600);
-        assert_eq!(super::json_rpc(b"42").unwrap_err().0, -32600);
     }
 }
