@@ -149,7 +149,16 @@ fn every_workspace_of_the_repo_builds_from_its_committed_lock_file() {
     // stale one makes a fresh clone's build there resolve anew.
     // `cargo tree --locked` fails, naming the lock file, where it would
     // have to change.
+    // Offline where the packages are here already; a fresh machine that has
+    // never built that workspace fetches them first, and `--locked` fails
+    // the fetch just as it fails the tree.
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     for manifest in ["Cargo.toml", "benches/rmcp/Cargo.toml", "fuzz/Cargo.toml"] {
+        let offline = std::process::Command::new(&cargo).args(["tree", "--offline", "--locked", "--depth", "0", "--manifest-path", manifest]).current_dir(workspace_root()).output().unwrap();
+        if !offline.status.success() {
+            let fetched = std::process::Command::new(&cargo).args(["fetch", "--locked", "--manifest-path", manifest]).current_dir(workspace_root()).output().unwrap();
+            assert!(fetched.status.success(), "cargo fetch --locked --manifest-path {manifest}: {}", String::from_utf8_lossy(&fetched.stderr));
+        }
         assert!(!cargo_tree(&["--offline", "--depth", "0", "--manifest-path", manifest], "{p}").is_empty(), "{manifest}");
     }
 }
