@@ -199,6 +199,7 @@ impl Run {
     }
 
     /// `f` of this run's receipts, in place (no copy).
+    #[cfg(feature = "mcp")]
     pub(crate) fn with_receipts<R>(&self, f: impl FnOnce(&[Receipt]) -> R) -> R {
         f(&self.receipts.lock().unwrap_or_else(|e| e.into_inner()))
     }
