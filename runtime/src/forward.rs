@@ -19,6 +19,12 @@ pub trait Forward: Send + Sync {
     fn call<'a>(&'a self, run: &'a Run, args: Value) -> BoxFuture<'a, Result<Value, CallError>>;
     /// What the receipt names as the implementation: the upstream server.
     fn server(&self) -> &str;
+    /// Whether a call may end asking its caller to open a link (a
+    /// `per-user` upstream's authorization, DESIGN §12): only then does a
+    /// surface keep a place for the link beside the call.
+    fn may_ask_link(&self) -> bool {
+        false
+    }
 }
 
 /// A [`Forward`] implementation of one capability, for [`Registry::with_forwards`](crate::Registry::with_forwards).

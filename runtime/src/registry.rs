@@ -354,6 +354,11 @@ impl Mounted {
         self.entry(name).ok()?.upstream()
     }
 
+    /// Whether a call of `name` may ask its caller to open a link ([`Forward::may_ask_link`]).
+    pub fn may_ask_link(&self, name: &str) -> bool {
+        self.entry(name).is_ok_and(|e| matches!(&e.call, Call::Forward(forward) if forward.may_ask_link()))
+    }
+
     fn entry(&self, name: &str) -> Result<&Entry, CallError> {
         let registry = &self.registry;
         let mounted = |i: &usize| self.mounted[registry.entries[*i].module];

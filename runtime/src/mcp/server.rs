@@ -454,13 +454,18 @@ impl ServerHandler for McpSession {
             return Err(unknown_tool(&self.host.inner, &request.name));
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
+        // A place for the link a `per-user` upstream's call may need its
+        // caller to open; no other call pays for one.
+        let links = match self.host.inner.callable.get(request.name.as_ref()) {
+            Some(Callable::Capability { qualified, .. }) if self.host.inner.mounted.may_ask_link(qualified) => Some(Arc::new(approve::Links::default())),
+            _ => None,
+        };
         // 2025-11-25 and earlier: sessions, and asks as elicitation requests.
-        let links = Arc::new(approve::Links::default());
         if context.protocol_version().is_none_or(|v| v.has_initialize()) {
-            let result = self.call(&request.name, arguments, &context, None, Some(&links)).await;
+            let result = self.call(&request.name, arguments, &context, None, links.as_ref()).await;
             // A caller who must authorize a `per-user` upstream, on a client
             // that cannot be asked to open the link: URLElicitationRequired.
-            return match links.take() {
+            return match links.and_then(|l| l.take()) {
                 Some(link) => Err(approve::url_elicitation_required(&link)),
                 None => Ok(result.into()),
             };
@@ -490,9 +495,9 @@ impl ServerHandler for McpSession {
         let approver = Arc::new(mrtr::Mrtr::new(answer, can_ask(&context)));
         // A link goes into `input_required` where the request declared URL
         // elicitation; else the call's refusal carries it.
-        let result = self.call(&request.name, arguments, &context, Some(approver.clone()), can_open_links(&context).then_some(&links)).await;
+        let result = self.call(&request.name, arguments, &context, Some(approver.clone()), links.as_ref().filter(|_| can_open_links(&context))).await;
         let asked = approver.asked.lock().unwrap_or_else(|e| e.into_inner()).take();
-        Ok(match (asked, links.take()) {
+        Ok(match (asked, links.and_then(|l| l.take())) {
             (Some(request), _) => mrtr::input_required(key, &request).into(),
             // The retry, once the person authorized, finds their credential.
             (None, Some(link)) => mrtr::open_link(&link).into(),

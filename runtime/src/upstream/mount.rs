@@ -379,6 +379,10 @@ impl Forward for Tool {
         &self.connection.server.name
     }
 
+    fn may_ask_link(&self) -> bool {
+        self.connection.vault.is_some() && self.connection.server.oauth().is_some_and(|(_, o)| o.per_user)
+    }
+
     fn call<'a>(&'a self, run: &'a Run, args: Value) -> BoxFuture<'a, Result<Value, CallError>> {
         Box::pin(async move {
             let server = &self.connection.server;
