@@ -17,6 +17,8 @@ use crate::types::Attribute;
 use crate::value::Inexacts;
 use crate::{Category, Effect, Mode, NAMESPACE, category_group, module_group, statements, value};
 
+mod view;
+
 /// How many (principal, groups, action) entity sets a `Policies` keeps.
 const ENTITY_CACHE: usize = 4096;
 
@@ -137,6 +139,15 @@ pub struct Request<'a> {
     pub upstream: Option<&'a str>,
 }
 
+/// Who calls, as the policies see it: an id and the groups it is in.
+#[derive(Debug, Clone, Copy)]
+pub struct Who<'a> {
+    /// The principal's id (`sub`, `token`, `local`).
+    pub principal: &'a str,
+    /// The groups the principal is in.
+    pub groups: &'a [String],
+}
+
 /// A project's policies, ready to evaluate.
 pub struct Policies {
     set: PolicySet,
@@ -148,6 +159,9 @@ pub struct Policies {
     /// building them computes a transitive closure, a third of a call's
     /// evaluation. Emptied when it reaches `ENTITY_CACHE` keys.
     entities: RwLock<HashMap<EntityKey, Arc<Entities>>>,
+    /// Whether a policy names a user (`User::"alice"`): then what a
+    /// principal is shown depends on its id, not only its groups.
+    names_users: bool,
     authorizer: Authorizer,
     user: EntityTypeName,
     group: EntityTypeName,
@@ -187,7 +201,9 @@ impl Policies {
 
     fn from_parts(set: PolicySet, infos: Vec<PolicyInfo>) -> Policies {
         let by_id = infos.iter().enumerate().map(|(i, p)| (p.id.clone(), i)).collect();
+        let names_users = view::names_users(&set);
         Policies {
+            names_users,
             set,
             infos,
             by_id,
@@ -362,18 +378,18 @@ impl Policies {
     /// schema at evaluation, `action in Action::"category:write"` holds
     /// only if the action entity says so. Kept per (principal, groups,
     /// action).
-    fn entities(&self, request: &Request<'_>, principal: &EntityUid, action: &EntityUid) -> Arc<Entities> {
+    fn entities(&self, who: Who<'_>, module: &str, category: Category, principal: &EntityUid, action: &EntityUid) -> Arc<Entities> {
         let key = EntityKey {
-            principal: request.principal.to_string(),
-            groups: request.groups.to_vec(),
+            principal: who.principal.to_string(),
+            groups: who.groups.to_vec(),
             action: action.id().unescaped().to_string(),
-            category: request.category,
+            category,
         };
         if let Some(found) = self.entities.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return found.clone();
         }
-        let parents: HashSet<EntityUid> = request.groups.iter().map(|g| EntityUid::from_type_name_and_id(self.group.clone(), EntityId::new(g))).collect();
-        let groups: HashSet<EntityUid> = [module_group(request.module), category_group(request.category)]
+        let parents: HashSet<EntityUid> = who.groups.iter().map(|g| EntityUid::from_type_name_and_id(self.group.clone(), EntityId::new(g))).collect();
+        let groups: HashSet<EntityUid> = [module_group(module), category_group(category)]
             .into_iter()
             .map(|g| EntityUid::from_type_name_and_id(self.action.clone(), EntityId::new(g)))
             .collect();
@@ -426,7 +442,7 @@ impl Policies {
         let context = Context::from_pairs(context).expect("context attribute names are unique");
         let principal = EntityUid::from_type_name_and_id(self.user.clone(), EntityId::new(request.principal));
         let action = EntityUid::from_type_name_and_id(self.action.clone(), EntityId::new(crate::action_id(request.module, request.capability)));
-        let entities = self.entities(request, &principal, &action);
+        let entities = self.entities(Who { principal: request.principal, groups: request.groups }, request.module, request.category, &principal, &action);
         let resource = EntityUid::from_type_name_and_id(self.module.clone(), EntityId::new(request.module));
         let cedar_request = cedar_policy::Request::new(principal, action, resource, context, None).expect("no schema to check against");
         let response = self.authorizer.is_authorized(&cedar_request, &applicable, entities.as_ref());

@@ -54,9 +54,13 @@ pub(crate) fn matches<'a>(hits: impl Iterator<Item = (&'a Spec, f64)>) -> Value 
 
 /// The built-in `tool_search`'s result: the best matches among `mounted`'s
 /// capabilities for the validated arguments' `query`, up to `limit`.
-pub(crate) fn tool_search(mounted: &crate::Mounted, args: &serde_json::Value) -> serde_json::Value {
+/// What the caller is not shown (`hidden`) is never found.
+pub(crate) fn tool_search(mounted: &crate::Mounted, args: &serde_json::Value, hidden: Option<&crate::hidden::Hidden>) -> serde_json::Value {
     let query = args.get("query").and_then(serde_json::Value::as_str).unwrap_or_default();
     let limit = args.get("limit").and_then(serde_json::Value::as_u64).unwrap_or(5) as usize;
-    let hits = mounted.search(query, limit);
+    let hits = match hidden {
+        Some(hidden) => mounted.search_where(query, limit, |spec| !hidden.hides(spec)),
+        None => mounted.search(query, limit),
+    };
     matches(hits.iter().filter_map(|h| mounted.lookup(&format!("{}.{}", h.module, h.name)).map(|spec| (spec, h.score))))
 }

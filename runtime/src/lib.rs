@@ -43,6 +43,7 @@ mod json_call;
 mod ladder;
 mod error;
 mod gate;
+mod hidden;
 #[cfg(feature = "quickjs")]
 pub mod guest;
 #[cfg(feature = "mcp")]
@@ -70,6 +71,7 @@ mod tiered;
 mod tls;
 pub mod trace;
 mod validate;
+pub mod view;
 
 pub use capspec_macros::{Capability, capability};
 pub use code_first::{Capability, CodeFirst};
@@ -77,7 +79,8 @@ pub use error::{CallError, CapError, CapResult, ErrorCode};
 pub use gate::{Approval, ApprovalRequest, Approver, AskUrl, BoxFuture, Gate, HeadlessApprover, Mode, ModeHandle, SessionAllow, Verdict, decide};
 pub use principal::{Principal, Scopes};
 pub use receipt::{GateDecision, Receipt, Status};
-pub use registry::{CapabilityInfo, Forward, Forwarded, Mounted, Registry, RegistryError};
+pub use hidden::CapabilityInfo;
+pub use registry::{Forward, Forwarded, Mounted, Registry, RegistryError};
 pub use run::{ClientRouter, Extensions, Limits, Run};
 pub use spec::{Annotations, Category, Module, Spec};
 pub use tiered::tiered_catalog;

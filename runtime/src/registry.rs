@@ -8,7 +8,6 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{CallError, ErrorCode};
@@ -22,7 +21,8 @@ pub use crate::registration::{ImplFn, Registration, RegistryError, registrations
 pub use crate::forward::{Forward, Forwarded};
 use crate::audit::{Decided, Reason};
 use crate::ladder::{CatchUnwind, Journaled, Reached, arguments, fill_message, panic_text};
-use crate::spec::{Category, Module, Spec};
+use crate::spec::{Module, Spec};
+use crate::hidden::CapabilityInfo;
 
 struct Entry {
     spec: &'static Spec,
@@ -280,21 +280,6 @@ impl Registry {
     }
 }
 
-/// A capability as listed to a session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CapabilityInfo {
-    /// The module.
-    pub module: &'static str,
-    /// The capability name.
-    pub name: &'static str,
-    /// The safety category.
-    pub category: Category,
-    /// The catalog one-liner.
-    pub summary: &'static str,
-    /// Listed by name only in the catalog.
-    pub deferred: bool,
-}
-
 /// The modules one session mounted, and the only way to call them.
 #[derive(Clone)]
 pub struct Mounted {
@@ -336,8 +321,13 @@ impl Mounted {
     /// deferred ones included, best first (BM25 over each capability's name
     /// words, description, and parameter names and descriptions).
     pub fn search(&self, query: &str, limit: usize) -> Vec<crate::search::SearchHit> {
+        self.search_where(query, limit, |_| true)
+    }
+
+    /// [`Mounted::search`] among the mounted capabilities `include` accepts.
+    pub fn search_where(&self, query: &str, limit: usize, include: impl Fn(&Spec) -> bool) -> Vec<crate::search::SearchHit> {
         let mounted = self.module_names();
-        self.registry.search.search(query, limit, |spec| mounted.contains(&spec.module))
+        self.registry.search.search(query, limit, |spec| mounted.contains(&spec.module) && include(spec))
     }
 
     /// The spec a name resolves to among the mounted modules: `module.name`
@@ -345,23 +335,23 @@ impl Mounted {
     /// exactly one mounted module has. `None` when unknown or ambiguous;
     /// [`Mounted::invoke`] says which.
     pub fn lookup(&self, name: &str) -> Option<&'static Spec> {
-        self.entry(name).ok().map(|e| e.spec)
+        self.entry(name, None).ok().map(|e| e.spec)
     }
 
     /// The upstream server a mounted capability is forwarded to (§12), or
     /// `None` for one implemented here (or unknown).
     pub fn upstream_of(&self, name: &str) -> Option<&str> {
-        self.entry(name).ok()?.upstream()
+        self.entry(name, None).ok()?.upstream()
     }
 
     /// Whether a call of `name` may ask its caller to open a link ([`Forward::may_ask_link`]).
     pub fn may_ask_link(&self, name: &str) -> bool {
-        self.entry(name).is_ok_and(|e| matches!(&e.call, Call::Forward(forward) if forward.may_ask_link()))
+        self.entry(name, None).is_ok_and(|e| matches!(&e.call, Call::Forward(forward) if forward.may_ask_link()))
     }
 
-    fn entry(&self, name: &str) -> Result<&Entry, CallError> {
+    fn entry(&self, name: &str, hidden: Option<&crate::hidden::Hidden>) -> Result<&Entry, CallError> {
         let registry = &self.registry;
-        let mounted = |i: &usize| self.mounted[registry.entries[*i].module];
+        let mounted = |i: &usize| self.mounted[registry.entries[*i].module] && !hidden.is_some_and(|h| h.contains(&registry.entries[*i].qualified));
         let named = registry.names.get(name);
         if let Some(i) = named.and_then(|n| n.qualified.filter(mounted).or(n.wire.filter(mounted))) {
             return Ok(&registry.entries[i]);
@@ -372,7 +362,8 @@ impl Mounted {
             (Some(one), None) => Ok(&registry.entries[one]),
             (None, _) => Err(CallError {
                 code: ErrorCode::UnknownCapability,
-                message: format!("no capability `{name}` is mounted (mounted modules: {})", self.module_names().join(", ")),
+                // A module none of whose capabilities the caller is shown is not named.
+                message: format!("no capability `{name}` is mounted (mounted modules: {})", self.modules().filter(|m| !hidden.is_some_and(|h| m.specs.iter().all(|s| h.hides(s)))).map(|m| m.name).collect::<Vec<_>>().join(", ")),
                 capability: name.to_string(),
             }),
             (Some(_), Some(_)) => {
@@ -458,7 +449,7 @@ impl Mounted {
         replay: Option<(&crate::replay::Replay, u32)>,
     ) -> Reached<'a, Entry> {
         // 1. lookup
-        let entry = match self.entry(name) {
+        let entry = match self.entry(name, run.hidden()) {
             Ok(entry) => entry,
             Err(err) => {
                 crate::trace::resolved(span, None, name);
@@ -573,7 +564,7 @@ impl Mounted {
                 Box::pin(async move { call.await.map_err(|e| CallError { code: ErrorCode::Failed, message: e.message, capability: String::new() }) })
             }
             Call::Forward(forward) => forward.call(run, args),
-            Call::ToolSearch => Box::pin(std::future::ready(Ok(crate::builtin::tool_search(self, &args)))),
+            Call::ToolSearch => Box::pin(std::future::ready(Ok(crate::builtin::tool_search(self, &args, run.hidden())))),
         };
         let result = match (CatchUnwind(AssertUnwindSafe(call))).await {
             Ok(Ok(value)) => Ok(value),

@@ -168,6 +168,18 @@ impl Run {
         self.policies.as_deref()
     }
 
+    /// What this run's caller is not shown (DESIGN §10): nothing unless a
+    /// surface gave the run its caller's view.
+    pub(crate) fn hidden(&self) -> Option<&crate::hidden::Hidden> {
+        self.get::<Arc<crate::hidden::Hidden>>().map(|hidden| &**hidden)
+    }
+
+    /// The policies, shared: what a surface derives its views from.
+    #[cfg(feature = "policy")]
+    pub(crate) fn policy_gate(&self) -> Option<&Arc<crate::policy_gate::PolicyGate>> {
+        self.policies.as_ref()
+    }
+
     /// The run's gate.
     pub fn gate(&self) -> &Gate {
         &self.gate

@@ -158,3 +158,78 @@ fn processes_sharing_a_store_each_write_a_chain_and_record_what_happened() {
         );
     });
 }
+
+/// What each caller sees (DESIGN §10), through Python's client
+/// (tests/py/views_e2e.py): two access tokens whose groups differ, against
+/// one server with policies. `shell.*` is forbidden outside the group `ops`
+/// and `notes.delete_note` to everyone, whatever the input; writes in plan
+/// mode are forbidden too, which hides nothing (another mode allows them).
+/// Each token lists its own tools; a left-out tool called anyway gets the
+/// unknown-tool answer word for word; the support token's catalog is
+/// smaller (the figure is printed), and its action neither lists, finds nor
+/// calls `shell`.
+#[test]
+fn each_caller_is_shown_what_the_policies_let_it_call() {
+    use jsonwebtoken::{Algorithm, EncodingKey, Header};
+    let scratch = TempDir::new("mcp-python-views");
+    scratch.write(
+        "policies/views.cedar",
+        r#"@id("shell-for-ops")
+forbid (principal, action in Capspec::Action::"module:shell", resource) unless { principal in Capspec::Group::"ops" };
+@id("keep-notes")
+forbid (principal, action == Capspec::Action::"notes.delete_note", resource);
+@id("plan-reads-only")
+forbid (principal, action in Capspec::Action::"category:write", resource) when { context.mode == "plan" };
+"#,
+    );
+    let fixtures = repo_root().join("tests/fixtures/oauth");
+    let (issuer, resource) = ("http://127.0.0.1:1/issuer", "http://127.0.0.1:8931/mcp");
+    let key = EncodingKey::from_rsa_pem(&std::fs::read(fixtures.join("rsa.pem")).unwrap()).unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let token = |sub: &str, group: &str, scope: &str| {
+        let claims = serde_json::json!({ "iss": issuer, "sub": sub, "aud": resource, "exp": now + 600, "scope": scope, "groups": [group] });
+        jsonwebtoken::encode(&Header { kid: Some("rsa-1".into()), ..Header::new(Algorithm::RS256) }, &claims, &key).unwrap()
+    };
+    let all = "capspec:read capspec:write capspec:execute capspec:external";
+    let views = serde_json::json!({
+        "issuer": issuer, "resource": resource, "jwks": fixtures.join("jwks.json"), "policies": scratch.path().join("policies"),
+        "support": token("sam", "support", all), "ops": token("olga", "ops", all), "support_read": token("rita", "support", "capspec:read"),
+    });
+    scratch.write("views.json", views.to_string());
+    let Some((summary, text)) = python_script_in("views_e2e.py", &scratch) else { return };
+    let tools = |who: &str| -> Vec<String> { summary["tools"][who]["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect() };
+    let (support, ops) = (tools("support"), tools("ops"));
+    for name in ["get_environment", "run_command", "which_program", "delete_note"] {
+        assert!(!support.contains(&name.to_string()), "support is shown {name}: {support:?}\n{text}");
+    }
+    // `shell.get_environment` is deferred: found by `tool_search`, not listed.
+    for name in ["run_command", "which_program", "write_file", "create_note"] {
+        assert!(ops.contains(&name.to_string()), "ops is not shown {name}: {ops:?}\n{text}");
+    }
+    assert!(!ops.contains(&"delete_note".to_string()), "{text}");
+    assert_eq!(ops.len(), support.len() + 2, "{text}");
+    // A category the token's scopes leave out stays visible (the step-up is how it learns).
+    assert_eq!(tools("support_read"), support, "{text}");
+    let t = &summary["tools"]["support"];
+    assert_eq!(t["same_as_unknown"], true, "a left-out tool's answer differs from an unknown one's: {}\n{text}", t["hidden_call"]);
+    assert!(!t["hidden_call"].as_str().unwrap().contains("run_command"), "the answer names a left-out tool: {}", t["hidden_call"]);
+    assert!(!t["catalog"].as_str().unwrap().contains("## shell") && !t["catalog"].as_str().unwrap().contains("delete_note"), "{text}");
+    assert!(!t["modules"].as_array().unwrap().contains(&serde_json::json!("shell")), "{text}");
+    assert_eq!(summary["tools"]["ops"]["ops_call"], "ok", "{text}");
+    // Code mode: the description is the catalog each is shown.
+    let code = &summary["code"];
+    let (mine, theirs) = (code["support"]["description"].as_str().unwrap(), code["ops"]["description"].as_str().unwrap());
+    assert!(theirs.contains("## shell") && !mine.contains("## shell") && !mine.contains("delete_note("), "{text}");
+    let bpe = tiktoken_rs::o200k_base().unwrap();
+    let (small, large) = (bpe.encode_ordinary(mine).len(), bpe.encode_ordinary(theirs).len());
+    assert!(small < large, "{small} vs {large}");
+    eprintln!("execute_code's description: {small} o200k_base tokens for support, {large} for ops ({} fewer)", large - small);
+    let action = &code["support"]["action"];
+    assert_eq!(action["shell"], serde_json::json!([]), "{text}");
+    assert!(!action["notes"].as_array().unwrap().contains(&serde_json::json!("notes.delete_note")), "{text}");
+    assert!(!action["found"].as_array().unwrap().iter().any(|n| ["run_command", "which_program", "get_environment"].contains(&n.as_str().unwrap())), "{text}");
+    assert!(action["called"].as_str().unwrap().starts_with("unknown_capability: no capability `shell.which_program` is mounted"), "{text}");
+    assert_eq!(code["ops"]["action"]["called"], "ran", "{text}");
+    assert!(code["ops"]["action"]["found"].as_array().unwrap().contains(&serde_json::json!("run_command")), "{text}");
+    assert_eq!(code["ops"]["action"]["shell"], serde_json::json!(["shell.get_environment", "shell.run_command", "shell.which_program"]), "{text}");
+}

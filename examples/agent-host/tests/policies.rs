@@ -192,3 +192,65 @@ fn provider_tool_loops_meet_the_same_policies() {
         ]
     );
 }
+
+/// What a caller sees (DESIGN §10) on a stdio-like session (principal
+/// `local`, in no group): the pattern `delete-needs-support` forbids
+/// `notes.delete_note` outside `support` whatever the input, so it is not
+/// listed, not in the catalog, and a call of it gets the unknown-tool
+/// answer; `read_file`, which `no-env-reads` forbids only for some paths,
+/// stays.
+#[tokio::test]
+async fn a_capability_the_policies_always_deny_is_not_shown_and_answers_as_unknown() {
+    let (_p, enforced) = policies(PolicyMode::Enforce);
+    let dir = workspace("policy-views");
+    let tools = host(&dir, Surface::Tools, enforced.clone());
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let session = tools.session();
+    tokio::spawn(async move {
+        let running = session.serve(server_io).await.expect("server starts");
+        let _ = running.waiting().await;
+    });
+    let client = ().serve(client_io).await.expect("client connects");
+    let listed: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
+    assert!(!listed.contains(&"delete_note".to_string()) && listed.contains(&"read_file".to_string()), "{listed:?}");
+    let everyone: Vec<String> = tools.tools().iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(everyone.len(), listed.len() + 1, "exactly one tool is left out");
+    let answer = |name: &str| {
+        let client = &client;
+        let name = name.to_string();
+        async move { client.call_tool(CallToolRequestParams::new(name.clone()).with_arguments(json!({"note_id": "n"}).as_object().unwrap().clone())).await.unwrap_err().to_string().replace(&name, "NAME") }
+    };
+    assert_eq!(answer("delete_note").await, answer("no_such_tool").await);
+    let catalog = client.read_resource(rmcp::model::ReadResourceRequestParams::new(capspec::mcp::CATALOG_URI)).await.unwrap();
+    let text = serde_json::to_string(&catalog).unwrap();
+    assert!(!text.contains("delete_note(") && text.contains("read_note("), "{text}");
+    let _ = client.cancel().await;
+    // Log mode decides nothing, so it hides nothing.
+    let (_q, logged) = policies(PolicyMode::Log);
+    let logging = host(&dir, Surface::Tools, logged);
+    assert_eq!(logging.tools().len(), everyone.len());
+}
+
+/// Hiding any one capability of the reference host takes exactly its entry
+/// out of the catalog, and hiding a module's every capability takes the module out.
+#[test]
+fn a_catalog_without_a_hidden_capability_loses_its_entry_and_nothing_else() {
+    use capspec::view::{Hidden, catalog};
+    let mounted = agent_host::registry().expect("registry").mount_all();
+    let full = mounted.catalog();
+    for module in mounted.modules() {
+        for spec in module.specs {
+            let shown = catalog(&mounted, &Hidden::new([format!("{}.{}", spec.module, spec.name)]));
+            let entry = |text: &str, name: &str| text.lines().any(|l| l.starts_with("- ") && (l.contains(&format!("`{name}(")) || l.contains(&format!("`` {name}("))));
+            let deferred = |text: &str, name: &str| text.lines().any(|l| l.starts_with("Deferred (") && l.contains(&format!("`{name}`")));
+            assert!(!entry(&shown, spec.name) && !deferred(&shown, spec.name), "{}.{} is still in the catalog", spec.module, spec.name);
+            for other in module.specs.iter().filter(|s| s.name != spec.name) {
+                assert_eq!(entry(&shown, other.name), entry(&full, other.name), "{}.{} changed", other.module, other.name);
+                assert_eq!(deferred(&shown, other.name), deferred(&full, other.name), "{}.{} changed", other.module, other.name);
+            }
+            assert!(shown.len() < full.len());
+        }
+        let all = Hidden::new(module.specs.iter().map(|s| format!("{}.{}", s.module, s.name)));
+        assert!(!catalog(&mounted, &all).contains(&format!("## {}\n", module.name)), "{} is still in the catalog", module.name);
+    }
+}

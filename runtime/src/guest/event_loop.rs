@@ -36,7 +36,7 @@ pub(super) fn run<'scope, 'env>(guest: &'env Settings, scope: &'scope std::threa
         let s = state.borrow();
         GuestOutcome { result: None, error: Some(error), logs: s.logs.clone(), cpu_time: s.cpu }
     };
-    let engine = match start(guest, &state, source, run.replay().map(|r| (r.clock_ms(), r.seed()))) {
+    let engine = match start(guest, &state, source, run.replay().map(|r| (r.clock_ms(), r.seed())), run.hidden()) {
         Ok(engine) => engine,
         Err(error) => return fail(error),
     };
@@ -155,7 +155,7 @@ pub(super) fn run<'scope, 'env>(guest: &'env Settings, scope: &'scope std::threa
 
 /// Start QuickJS under the limits, install the globals and evaluate the
 /// entry module (which links the action and its imports).
-fn start(guest: &Settings, state: &Rc<RefCell<State>>, source: &str, determinism: Option<(f64, u64)>) -> Result<Engine, GuestError> {
+fn start(guest: &Settings, state: &Rc<RefCell<State>>, source: &str, determinism: Option<(f64, u64)>, hidden: Option<&crate::hidden::Hidden>) -> Result<Engine, GuestError> {
     let cannot_start = |e: rquickjs::Error| GuestError::Load { message: format!("cannot start QuickJS: {e}") };
     // The metered allocator enforces the memory limit (and records reaching
     // it); QuickJS's own stack guard enforces the stack limit.
@@ -183,7 +183,7 @@ fn start(guest: &Settings, state: &Rc<RefCell<State>>, source: &str, determinism
     let installed: Result<(), EngineError> = engine.context.with(|ctx| {
         let not_installed = |e: rquickjs::Error| EngineError::new(e.to_string(), false);
         ctx.store_userdata(Shared(state.clone())).map_err(|e| EngineError::new(e.to_string(), false))?;
-        globals::install(guest, &ctx, state).map_err(not_installed)?;
+        globals::install(guest, &ctx, state, hidden).map_err(not_installed)?;
         if let Some((clock_ms, seed)) = determinism {
             globals::determinism(&ctx, clock_ms, seed).map_err(not_installed)?;
         }

@@ -14,7 +14,7 @@ use super::outcome::LimitKind;
 use super::settings::Settings;
 use super::state::State;
 
-pub(super) fn install<'js>(guest: &Settings, ctx: &Ctx<'js>, state: &Rc<RefCell<State>>) -> rquickjs::Result<()> {
+pub(super) fn install<'js>(guest: &Settings, ctx: &Ctx<'js>, state: &Rc<RefCell<State>>, hidden: Option<&crate::hidden::Hidden>) -> rquickjs::Result<()> {
     let globals = ctx.globals();
     let console = Object::new(ctx.clone())?;
     let max = guest.limits.max_output_bytes;
@@ -42,6 +42,8 @@ pub(super) fn install<'js>(guest: &Settings, ctx: &Ctx<'js>, state: &Rc<RefCell<
         .mounted
         .capabilities()
         .into_iter()
+        // What the caller is not shown (DESIGN §10) is not listed.
+        .filter(|c| hidden.is_none_or(|h| !h.contains(&format!("{}.{}", c.module, c.name))))
         .map(|c| serde_json::json!({ "module": c.module, "name": c.name, "category": c.category, "summary": c.summary, "deferred": c.deferred }))
         .collect();
     let listing = serde_json::Value::Array(list).to_string();

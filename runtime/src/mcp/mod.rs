@@ -32,11 +32,13 @@ mod server;
 mod state_key;
 mod tools;
 mod transport;
+mod view;
 
 pub use mrtr::APPROVAL_INPUT;
 pub use resume::{MAX_ROUNDS, MAX_STATE_BYTES, ReplayBounds};
 pub use state_key::{STATE_TTL, StateKey, TICKET_TTL, Ticket, TicketRefused};
-pub use server::{McpHost, McpSession, PrepareRun, Surface};
+pub use server::{McpHost, McpSession, PrepareRun};
+pub use view::Surface;
 pub use tools::{CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE, META_ERROR};
 pub use transport::{Auth, HttpAuth, HttpOptions, Listen, MCP_PATH, McpEndpoint, serve, serve_http, serve_stdio};
 #[cfg(feature = "axum")]

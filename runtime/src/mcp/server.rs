@@ -25,28 +25,8 @@ use super::resume::{self, ReplayBounds};
 use super::state_key::StateKey;
 use crate::principal::Principal;
 use super::tools::{self, CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE};
-
-/// Which tools a session lists (DESIGN §10).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Surface {
-    /// `execute_code` plus one tool per mounted capability whose spec says
-    /// `direct: true`.
-    #[default]
-    Code,
-    /// One tool per mounted, non-deferred capability, named by its wire name.
-    Tools,
-}
-
-impl Surface {
-    /// `code` or `tools`, as `--surface` takes it.
-    pub fn parse(text: &str) -> Option<Surface> {
-        match text {
-            "code" => Some(Surface::Code),
-            "tools" => Some(Surface::Tools),
-            _ => None,
-        }
-    }
-}
+use super::view::{self, View, Views};
+use super::view::Surface;
 
 /// Builds each call's [`Run`] from the session's gate: where a host adds
 /// the extensions its impls need (a workspace, a database handle).
@@ -60,9 +40,6 @@ pub struct McpHost {
     state_key: StateKey,
     /// Bounds of an action resumed by replay (2026-07-28).
     bounds: ReplayBounds,
-    /// The capabilities resource: the mount's capabilities.json, and the
-    /// modules left out with why ([`McpHost::with_unmounted`]).
-    capabilities: Arc<str>,
     /// Where every call's audit records go (DESIGN §15), if anywhere.
     audit: Option<Arc<dyn crate::audit::AuditSink>>,
     /// The browser step of `per-user` upstreams (DESIGN §12), served over
@@ -77,13 +54,11 @@ struct Shared {
     mode: Mode,
     prepare: PrepareRun,
     guest: Guest,
-    /// The tools this surface lists, built once.
-    tools: Vec<Tool>,
+    /// What each principal is shown: the tools list, the catalog and the
+    /// capabilities resource (everyone's, or one per key under policies).
+    views: Views,
     /// Wire name → what `tools/call` runs, for every listed tool.
     callable: BTreeMap<String, Callable>,
-    /// The mount's capabilities.json and catalog.
-    capabilities_json: String,
-    catalog: String,
     /// What `initialize` (and every stateless request) tells the client.
     instructions: String,
 }
@@ -103,13 +78,11 @@ impl McpHost {
     /// `surface`, gating in `mode`; each call's run is `Run::new(gate)`
     /// until [`McpHost::prepare_run`] says otherwise.
     pub fn new(guest: Guest, surface: Surface, mode: Mode) -> McpHost {
-        let inner = McpHost::build(guest, surface, mode, Arc::new(Run::new));
-        let capabilities = Arc::from(inner.capabilities_json.as_str());
+        let inner = McpHost::build(guest, surface, mode, Arc::new(Run::new), Vec::new());
         McpHost {
             inner,
             state_key: StateKey::random(),
             bounds: ReplayBounds::default(),
-            capabilities,
             audit: None,
             #[cfg(feature = "oauth")]
             pages: None,
@@ -143,7 +116,8 @@ impl McpHost {
     /// Build each call's run with `prepare` (add the host's extensions).
     pub fn prepare_run(self, prepare: impl Fn(Gate) -> Run + Send + Sync + 'static) -> McpHost {
         let shared = &self.inner;
-        McpHost { inner: McpHost::build(shared.guest.clone(), shared.surface, shared.mode, Arc::new(prepare)), ..self }
+        let unmounted = shared.views.unmounted().to_vec();
+        McpHost { inner: McpHost::build(shared.guest.clone(), shared.surface, shared.mode, Arc::new(prepare), unmounted), ..self }
     }
 
     /// Seal the `requestState` of 2026-07-28 asks with `key` (instances
@@ -166,28 +140,24 @@ impl McpHost {
         if unmounted.is_empty() {
             return self;
         }
-        let mut json: Value = serde_json::from_str(&self.inner.capabilities_json).expect("capabilities.json is JSON");
-        json["unmounted"] = Value::Array(unmounted);
-        McpHost { capabilities: Arc::from(serde_json::to_string_pretty(&json).expect("JSON serializes")), ..self }
+        let shared = &self.inner;
+        McpHost { inner: McpHost::build(shared.guest.clone(), shared.surface, shared.mode, shared.prepare.clone(), unmounted), ..self }
     }
 
-    fn build(guest: Guest, surface: Surface, mode: Mode, prepare: PrepareRun) -> Arc<Shared> {
+    fn build(guest: Guest, surface: Surface, mode: Mode, prepare: PrepareRun, unmounted: Vec<Value>) -> Arc<Shared> {
         let mounted = guest.mounted().clone();
-        let mut tools = Vec::new();
         let mut callable = BTreeMap::new();
         if surface == Surface::Code {
-            tools.push(tools::execute_code_tool(&mounted));
             callable.insert(EXECUTE_CODE.to_string(), Callable::ExecuteCode);
         }
         // Listed: the direct tools (code), the mount's tool surface (tools).
         // Callable on the tools surface: every mounted capability too — a
         // deferred one is called by the wire name `tool_search` gave.
-        let all = mounted.modules().flat_map(|m| m.specs.iter());
-        let (listed, unlisted): (Vec<&'static Spec>, Vec<&'static Spec>) = match surface {
-            Surface::Code => (all.filter(|s| s.direct).collect(), Vec::new()),
-            Surface::Tools => (mounted.tool_surface(), all.filter(|s| s.deferred).collect()),
+        let listed = view::listed(&mounted, surface);
+        let unlisted: Vec<&'static Spec> = match surface {
+            Surface::Code => Vec::new(),
+            Surface::Tools => mounted.modules().flat_map(|m| m.specs.iter()).filter(|s| s.deferred).collect(),
         };
-        tools.extend(listed.iter().map(|spec| tools::capability_tool(spec)));
         let callable_specs: Vec<&'static Spec> = listed.into_iter().chain(unlisted).collect();
         let entry = |spec: &Spec| {
             let qualified = format!("{}.{}", spec.module, spec.name);
@@ -211,14 +181,15 @@ impl McpHost {
                 callable.insert(alias.to_string(), entry(spec));
             }
         }
-        let capabilities_json = tools::capabilities_json(&mounted, guest.import_specifier());
-        let catalog = mounted.catalog();
+        // The views come from the policies every call's run carries.
+        let probe = prepare(Gate::new(mode, Arc::new(crate::gate::HeadlessApprover::new("a view")), SessionAllow::new()));
+        let views = Views::new(mounted.clone(), surface, guest.import_specifier(), unmounted, &probe);
         let modules = mounted.module_names().join(", ");
         let instructions = match surface {
             Surface::Code => format!("capspec host (modules: {modules}). Write an action with `{EXECUTE_CODE}`; the catalog is in its description and at {CATALOG_URI}."),
             Surface::Tools => format!("capspec host (modules: {modules}). Every capability is a tool; the catalog is at {CATALOG_URI}."),
         };
-        Arc::new(Shared { mounted, surface, mode, prepare, guest, tools, callable, capabilities_json, catalog, instructions })
+        Arc::new(Shared { mounted, surface, mode, prepare, guest, views, callable, instructions })
     }
 
     /// A new session: its own allow-set, the shared mount.
@@ -226,14 +197,15 @@ impl McpHost {
         McpSession { host: self.clone(), allow: SessionAllow::new() }
     }
 
-    /// The tools every session of this host lists.
+    /// The tools a session lists when no policy hides any.
     pub fn tools(&self) -> &[Tool] {
-        &self.inner.tools
+        &self.inner.views.everyone().tools
     }
 
-    /// The mount's capabilities.json (the `capspec://capabilities` resource).
+    /// The mount's capabilities.json (the `capspec://capabilities` resource)
+    /// when no policy hides any capability.
     pub fn capabilities_json(&self) -> &str {
-        &self.capabilities
+        &self.inner.views.everyone().capabilities
     }
 }
 
@@ -261,7 +233,14 @@ impl McpSession {
             Some(approver) => (approver, SessionAllow::new()),
             None => (approve::approver(&context.peer), self.allow.clone()),
         };
-        let run = (self.host.inner.prepare)(Gate::new(self.host.inner.mode, approver, allow)).with_principal(principal_of(context));
+        let principal = principal_of(context);
+        // What this principal is not shown, no call of theirs reaches.
+        let hidden = self.host.inner.views.hidden(&principal);
+        let run = (self.host.inner.prepare)(Gate::new(self.host.inner.mode, approver, allow)).with_principal(principal);
+        let run = match hidden {
+            Some(hidden) => run.with(hidden),
+            None => run,
+        };
         let asker = approve::url_asker(&context.peer).filter(|_| session).or_else(|| links.map(|l| l.clone() as Arc<dyn crate::gate::AskUrl>));
         let run = match asker {
             Some(asker) => run.with(asker),
@@ -309,17 +288,18 @@ impl McpSession {
                 tools::with_blocks(tools::call_result(result, output, qualified, &run), blocks)
             }
             None => {
-                let error = unknown_tool(shared, name);
+                let error = unknown_tool(shared, &shared.views.of(&principal_of(context)), name);
                 tools::refused(ErrorCode::UnknownCapability, name, &error.message)
             }
         }
     }
 }
 
-/// The protocol error for a `tools/call` naming no tool of this surface:
-/// the listed tools are named (an alias or a deferred tool never is).
-fn unknown_tool(shared: &Shared, name: &str) -> ErrorData {
-    let listed = shared.tools.iter().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(", ");
+/// The protocol error for a `tools/call` naming no tool of this surface,
+/// or one its caller is not shown: the tools `view` lists are named (an
+/// alias or a deferred tool never is).
+fn unknown_tool(shared: &Shared, view: &View, name: &str) -> ErrorData {
+    let listed = view.tools.iter().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(", ");
     let message = format!("Unknown tool: {name} (this server's {} surface lists {listed})", surface_name(shared.surface));
     let data = json!({"error": ErrorCode::UnknownCapability, "message": message, "capability": name});
     ErrorData::invalid_params(message, Some(data))
@@ -442,16 +422,25 @@ impl ServerHandler for McpSession {
             .with_instructions(self.host.inner.instructions.clone())
     }
 
-    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.host.inner.tools.clone()))
+    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+        let views = &self.host.inner.views;
+        let listed = ListToolsResult::with_all_items(views.of(&principal_of(&context)).tools.clone());
+        // A list that depends on who asks is the caller's alone (2026-07-28's cache scope).
+        Ok(if views.per_principal() { listed.with_cache_scope(rmcp::model::CacheScope::Private) } else { listed })
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         // An unknown tool is a protocol error, as the MCP spec's tools
         // chapter says (-32602, "Unknown tool: NAME"); `data` carries the
         // error object a refused call carries in `_meta`.
-        if !self.host.inner.callable.contains_key(request.name.as_ref()) {
-            return Err(unknown_tool(&self.host.inner, &request.name));
+        // A capability its caller is not shown is answered alike (DESIGN §10).
+        let shared = &self.host.inner;
+        match shared.callable.get(request.name.as_ref()) {
+            None => return Err(unknown_tool(shared, &shared.views.of(&principal_of(&context)), &request.name)),
+            Some(Callable::Capability { qualified, .. }) if shared.views.per_principal() && shared.views.of(&principal_of(&context)).hides(qualified) => {
+                return Err(unknown_tool(shared, &shared.views.of(&principal_of(&context)), &request.name));
+            }
+            Some(_) => {}
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
         // A place for the link a `per-user` upstream's call may need its
@@ -509,15 +498,16 @@ impl ServerHandler for McpSession {
         Ok(tools::resource_list())
     }
 
-    async fn read_resource(&self, request: ReadResourceRequestParams, _context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
-        let shared = &self.host.inner;
+    async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
+        let view = self.host.inner.views.of(&principal_of(&context));
         let (text, mime) = match request.uri.as_str() {
-            CAPABILITIES_URI => (&*self.host.capabilities, "application/json"),
-            CATALOG_URI => (shared.catalog.as_str(), "text/markdown"),
+            CAPABILITIES_URI => (view.capabilities.as_str(), "application/json"),
+            CATALOG_URI => (view.catalog.as_str(), "text/markdown"),
             other => {
                 return Err(ErrorData::resource_not_found(format!("no resource `{other}`; this server has {CAPABILITIES_URI} and {CATALOG_URI}"), None));
             }
         };
-        Ok(tools::resource_contents(&request.uri, mime, text).into())
+        let contents = tools::resource_contents(&request.uri, mime, text);
+        Ok(if self.host.inner.views.per_principal() { contents.with_cache_scope(rmcp::model::CacheScope::Private) } else { contents }.into())
     }
 }

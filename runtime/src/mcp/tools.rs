@@ -31,11 +31,11 @@ fn decode<T: serde::de::DeserializeOwned>(value: Value) -> T {
 }
 
 /// The code surface's action tool: the contract, then the mounted catalog.
-pub(super) fn execute_code_tool(mounted: &Mounted) -> Tool {
+pub(super) fn execute_code_tool(catalog: &str) -> Tool {
     decode(json!({
         "name": EXECUTE_CODE,
         "title": "Run a JavaScript action",
-        "description": format!("{}\n\n{}", crate::guest::ACTION_CONTRACT, mounted.catalog()),
+        "description": format!("{}\n\n{catalog}", crate::guest::ACTION_CONTRACT),
         "inputSchema": {
             "type": "object",
             "properties": { "code": { "type": "string", "description": "An ES module whose default export is the action." } },
@@ -121,19 +121,24 @@ fn entry(spec: &Spec) -> Value {
 
 /// The mount's capabilities.json: the generated file's `modules`, for the
 /// mounted modules only.
-pub(super) fn capabilities_json(mounted: &Mounted, specifier: &str) -> String {
+pub(super) fn capabilities_json(mounted: &Mounted, specifier: &str, hidden: &crate::view::Hidden, unmounted: &[Value]) -> String {
     let modules: Vec<Value> = mounted
         .modules()
+        .filter(|m| !m.specs.iter().all(|s| hidden.hides(s)))
         .map(|m| {
             json!({
                 "name": m.name,
                 "description": m.description,
                 "import": format!("{specifier}/{}", m.name),
-                "capabilities": m.specs.iter().map(entry).collect::<Vec<_>>(),
+                "capabilities": m.specs.iter().filter(|s| !hidden.hides(s)).map(entry).collect::<Vec<_>>(),
             })
         })
         .collect();
-    serde_json::to_string_pretty(&json!({ "modules": modules })).expect("JSON serializes")
+    let mut json = json!({ "modules": modules });
+    if !unmounted.is_empty() {
+        json["unmounted"] = Value::Array(unmounted.to_vec());
+    }
+    serde_json::to_string_pretty(&json).expect("JSON serializes")
 }
 
 /// Receipts as a result's `_meta`.

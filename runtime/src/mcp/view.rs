@@ -1,0 +1,200 @@
+//! What each principal is shown on one host's surface (DESIGN §10, "What a
+//! caller sees"): the tools list, `execute_code`'s catalog, the
+//! capabilities resource and the catalog resource, less what the
+//! project's policies deny that principal whatever the input and mode
+//! (`crate::view`). A view is built once per key and kept: the key is the
+//! principal's groups, and its id too when some policy names a user (the
+//! surface and the policy set are the host's own, so fixed). With no
+//! policies, or policies in `log` mode, everyone is shown the same view
+//! and nothing is kept per principal.
+
+#[cfg(feature = "policy")]
+use std::collections::HashMap;
+use std::sync::Arc;
+#[cfg(feature = "policy")]
+use std::sync::RwLock;
+
+use rmcp::model::Tool;
+use serde_json::Value;
+
+use crate::principal::Principal;
+use crate::registry::Mounted;
+use crate::spec::Spec;
+use crate::view::Hidden;
+
+use super::tools;
+
+/// Which tools a session lists (DESIGN §10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Surface {
+    /// `execute_code` plus one tool per mounted capability whose spec says
+    /// `direct: true`.
+    #[default]
+    Code,
+    /// One tool per mounted, non-deferred capability, named by its wire name.
+    Tools,
+}
+
+impl Surface {
+    /// `code` or `tools`, as `--surface` takes it.
+    pub fn parse(text: &str) -> Option<Surface> {
+        match text {
+            "code" => Some(Surface::Code),
+            "tools" => Some(Surface::Tools),
+            _ => None,
+        }
+    }
+}
+
+/// How many views a host keeps; past it, it starts again.
+#[cfg(feature = "policy")]
+const KEPT: usize = 4096;
+
+/// What one principal is shown.
+pub(super) struct View {
+    /// What it is not shown; `None` when nothing is hidden.
+    pub(super) hidden: Option<Arc<Hidden>>,
+    /// Its tools list, in the surface's order.
+    pub(super) tools: Vec<Tool>,
+    /// Its catalog (the `capspec://catalog` resource, in `execute_code`'s description).
+    pub(super) catalog: String,
+    /// Its capabilities.json (the `capspec://capabilities` resource).
+    pub(super) capabilities: String,
+}
+
+impl View {
+    fn build(what: &Listing, hidden: Hidden) -> View {
+        let mounted = &what.mounted;
+        let catalog = crate::view::catalog(mounted, &hidden);
+        let mut tools = Vec::new();
+        if what.surface == Surface::Code {
+            tools.push(tools::execute_code_tool(&catalog));
+        }
+        tools.extend(listed(mounted, what.surface).into_iter().filter(|s| !hidden.hides(s)).map(tools::capability_tool));
+        let capabilities = tools::capabilities_json(mounted, &what.specifier, &hidden, &what.unmounted);
+        let hidden = (!hidden.is_empty()).then(|| Arc::new(hidden));
+        View { hidden, tools, catalog, capabilities }
+    }
+
+    /// Whether the capability `qualified` is hidden from this view's principal.
+    pub(super) fn hides(&self, qualified: &str) -> bool {
+        self.hidden.as_ref().is_some_and(|h| h.contains(qualified))
+    }
+}
+
+/// The specs a surface lists: the direct ones (code), the mount's tool
+/// surface (tools), in module then name order.
+pub(super) fn listed(mounted: &Mounted, surface: Surface) -> Vec<&'static Spec> {
+    match surface {
+        Surface::Code => mounted.modules().flat_map(|m| m.specs.iter()).filter(|s| s.direct).collect(),
+        Surface::Tools => mounted.tool_surface(),
+    }
+}
+
+/// What a view is built from.
+struct Listing {
+    mounted: Mounted,
+    surface: Surface,
+    specifier: String,
+    unmounted: Vec<Value>,
+}
+
+/// Who a view is kept for.
+#[cfg(feature = "policy")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    /// Only when some policy names a user.
+    principal: Option<String>,
+    groups: Vec<String>,
+}
+
+/// Every view of one host: everyone's, and those kept per key.
+pub(super) struct Views {
+    listing: Listing,
+    everyone: Arc<View>,
+    #[cfg(feature = "policy")]
+    gate: Option<Arc<crate::policy_gate::PolicyGate>>,
+    #[cfg(feature = "policy")]
+    kept: RwLock<HashMap<Key, Arc<View>>>,
+}
+
+impl Views {
+    /// The views of `mounted` on `surface`, under the policies `probe`
+    /// (a run as the host prepares every call's) enforces: so what is shown
+    /// comes from the very policies that decide the calls.
+    pub(super) fn new(mounted: Mounted, surface: Surface, specifier: &str, unmounted: Vec<Value>, probe: &crate::run::Run) -> Views {
+        let listing = Listing { mounted, surface, specifier: specifier.to_string(), unmounted };
+        let everyone = Arc::new(View::build(&listing, Hidden::default()));
+        #[cfg(feature = "policy")]
+        let gate = probe.policy_gate().filter(|g| g.mode() == crate::policy_gate::PolicyMode::Enforce && !g.policies().is_empty()).cloned();
+        #[cfg(not(feature = "policy"))]
+        let _ = probe;
+        Views {
+            listing,
+            everyone,
+            #[cfg(feature = "policy")]
+            gate,
+            #[cfg(feature = "policy")]
+            kept: RwLock::new(HashMap::new()),
+        }
+    }
+
+    /// The modules not mounted, with why, that the capabilities resource names.
+    pub(super) fn unmounted(&self) -> &[Value] {
+        &self.listing.unmounted
+    }
+
+    /// What is shown when no policy hides anything.
+    pub(super) fn everyone(&self) -> &View {
+        &self.everyone
+    }
+
+    /// What `principal` is shown: built the first time its key is seen, then kept.
+    pub(super) fn of(&self, principal: &Principal) -> Arc<View> {
+        #[cfg(feature = "policy")]
+        if let Some(gate) = &self.gate {
+            let key = Key { principal: gate.policies().names_users().then(|| principal.id().to_string()), groups: sorted(principal.groups()) };
+            if let Some(view) = self.kept.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+                return view.clone();
+            }
+            let hidden = crate::view::hidden(&self.listing.mounted, gate, principal);
+            let view = if hidden.is_empty() { self.everyone.clone() } else { Arc::new(View::build(&self.listing, hidden)) };
+            let mut kept = self.kept.write().unwrap_or_else(|e| e.into_inner());
+            if kept.len() >= KEPT {
+                kept.clear();
+            }
+            kept.insert(key, view.clone());
+            return view;
+        }
+        let _ = principal;
+        self.everyone.clone()
+    }
+
+    /// Whether principals may be shown different views (policies are enforced).
+    pub(super) fn per_principal(&self) -> bool {
+        #[cfg(feature = "policy")]
+        return self.gate.is_some();
+        #[cfg(not(feature = "policy"))]
+        false
+    }
+
+    /// What a call's run must not reach for `principal`; `None` when
+    /// nothing is hidden (and always without enforced policies).
+    pub(super) fn hidden(&self, principal: &Principal) -> Option<Arc<Hidden>> {
+        #[cfg(feature = "policy")]
+        if self.gate.is_some() {
+            return self.of(principal).hidden.clone();
+        }
+        let _ = principal;
+        None
+    }
+}
+
+/// Groups in one order, each once: the same set is the same key.
+#[cfg(feature = "policy")]
+fn sorted(groups: &[String]) -> Vec<String> {
+    let mut groups = groups.to_vec();
+    groups.sort();
+    groups.dedup();
+    groups
+}
