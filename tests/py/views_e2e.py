@@ -46,6 +46,15 @@ export default async () => {
 """
 
 
+def serve(binary, scratch, views, surface):
+    """agent-host serving `surface` behind the issuer, with the test's policies."""
+    workspace = os.path.join(scratch, surface + "-ws")
+    os.makedirs(workspace, exist_ok=True)
+    return start(binary, ["--http", "127.0.0.1:0", "--oauth-issuer", views["issuer"], "--resource", views["resource"],
+                          "--jwks-file", views["jwks"], "--surface", surface, "--mode", "auto", "--workspace", workspace,
+                          "--policies", views["policies"]])
+
+
 async def as_caller(url, token, work):
     async with httpx2.AsyncClient(headers={"Authorization": "Bearer " + token}, timeout=30) as http:
         async with Client(streamable_http_client(url, http_client=http)) as client:
@@ -61,11 +70,7 @@ async def refusal(client, name):
 
 
 async def tools_surface(binary, scratch, views):
-    workspace = os.path.join(scratch, "tools-ws")
-    os.makedirs(workspace, exist_ok=True)
-    server, url = start(binary, ["--http", "127.0.0.1:0", "--oauth-issuer", views["issuer"], "--resource", views["resource"],
-                                 "--jwks-file", views["jwks"], "--surface", "tools", "--mode", "auto", "--workspace", workspace,
-                                 "--policies", views["policies"]])
+    server, url = serve(binary, scratch, views, "tools")
     out = {}
     try:
         for who in ["support", "ops", "support_read"]:
@@ -95,11 +100,7 @@ async def tools_surface(binary, scratch, views):
 
 
 async def code_surface(binary, scratch, views):
-    workspace = os.path.join(scratch, "code-ws")
-    os.makedirs(workspace, exist_ok=True)
-    server, url = start(binary, ["--http", "127.0.0.1:0", "--oauth-issuer", views["issuer"], "--resource", views["resource"],
-                                 "--jwks-file", views["jwks"], "--surface", "code", "--mode", "auto", "--workspace", workspace,
-                                 "--policies", views["policies"]])
+    server, url = serve(binary, scratch, views, "code")
     out = {}
     try:
         for who in ["support", "ops"]:

@@ -113,14 +113,19 @@ fn host(dir: &TempDir, surface: Surface, policies: Arc<PolicyGate>) -> McpHost {
         .prepare_run(move |gate| Run::new(gate).with(workspace.clone()).with(SessionMemory::default()).with_policies(policies.clone()))
 }
 
-async fn call(host: &McpHost, name: &str, args: Value) -> rmcp::model::CallToolResult {
+/// rmcp's client on a new session of `host` (principal `local`).
+async fn connect(host: &McpHost) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
     let session = host.session();
     tokio::spawn(async move {
         let running = session.serve(server_io).await.expect("server starts");
         let _ = running.waiting().await;
     });
-    let client = ().serve(client_io).await.expect("client connects");
+    ().serve(client_io).await.expect("client connects")
+}
+
+async fn call(host: &McpHost, name: &str, args: Value) -> rmcp::model::CallToolResult {
+    let client = connect(host).await;
     let Value::Object(args) = args else { panic!("arguments are an object") };
     let result = client.call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args)).await.expect("a tool result");
     let _ = client.cancel().await;
@@ -204,13 +209,7 @@ async fn a_capability_the_policies_always_deny_is_not_shown_and_answers_as_unkno
     let (_p, enforced) = policies(PolicyMode::Enforce);
     let dir = workspace("policy-views");
     let tools = host(&dir, Surface::Tools, enforced.clone());
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    let session = tools.session();
-    tokio::spawn(async move {
-        let running = session.serve(server_io).await.expect("server starts");
-        let _ = running.waiting().await;
-    });
-    let client = ().serve(client_io).await.expect("client connects");
+    let client = connect(&tools).await;
     let listed: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
     assert!(!listed.contains(&"delete_note".to_string()) && listed.contains(&"read_file".to_string()), "{listed:?}");
     let everyone: Vec<String> = tools.tools().iter().map(|t| t.name.to_string()).collect();
