@@ -446,6 +446,11 @@ pub(crate) struct ServeArgs {
     /// `direct: true`; `tools`: one tool per non-deferred capability, and `tool_search`.
     #[arg(long, default_value = "code", value_parser = ["code", "tools"])]
     pub(crate) surface: String,
+    /// On stdio, serve the named surface `[surface.NAME]` of capspec.toml (its modules,
+    /// capabilities and mode) instead of every module. Over HTTP each named surface is
+    /// served at its own path (`/mcp/NAME`) beside `/mcp`, open to its `groups`.
+    #[arg(long, value_name = "NAME", conflicts_with = "http")]
+    pub(crate) surface_name: Option<String>,
     /// The project's policies (`[policy] dir`) decide every call: `enforce`
     /// them, or only `log` what they would decide (receipts, the `capspec.policy` span
     /// field) while mode × category decides.

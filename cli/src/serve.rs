@@ -134,25 +134,49 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
             eprintln!("capspec serve: {line}");
         }
         let registry = capspec::Registry::with_forwards(&upstreams.modules(), [], [], upstreams.forwards()).map_err(|e| e.problems.join("\n"))?;
-        let guest = capspec::guest::Guest::new(registry.mount_all()).specifier(&targets.specifier).bridge(&targets.bridge);
-        let host = with_policies(capspec::mcp::McpHost::new(guest, surface, mode), root, &project, args)?.with_state_key(key)
-            .with_replay_bounds(replay_bounds(args))
-            .with_unmounted(upstreams.unmounted().to_vec());
-        let host = match authorizer.clone() {
-            Some(authorizer) => host.with_browser_pages(authorizer),
-            None => host,
-        };
         #[cfg(feature = "store")]
-        let host = {
+        let log = {
             let log = audit_log(root, args, audit_key).await?;
             if let Some(authorizer) = &authorizer {
                 authorizer.record_to(log.clone());
             }
-            host.with_audit(log)
+            log
         };
         #[cfg(not(feature = "store"))]
         let _ = audit_key;
-        let served = capspec::mcp::serve(host, listen, "capspec serve").await.map_err(|e| e.to_string());
+        // One host per surface, all alike but for what they mount and their mode.
+        let host = |mounted: capspec::Mounted, mode: Mode| -> Result<capspec::mcp::McpHost, String> {
+            let guest = capspec::guest::Guest::new(mounted).specifier(&targets.specifier).bridge(&targets.bridge);
+            let host = with_policies(capspec::mcp::McpHost::new(guest, surface, mode), root, &project, args)?.with_state_key(key.clone())
+                .with_replay_bounds(replay_bounds(args))
+                .with_unmounted(upstreams.unmounted().to_vec());
+            let host = match authorizer.clone() {
+                Some(authorizer) => host.with_browser_pages(authorizer),
+                None => host,
+            };
+            #[cfg(feature = "store")]
+            let host = host.with_audit(log.clone());
+            Ok(host)
+        };
+        let config = project.config.as_ref().expect("open checked it");
+        let mut named = Vec::new();
+        for surface in config.surfaces.values() {
+            let mode = surface.mode.as_deref().map_or(mode, |m| Mode::parse(m).expect("the config reader checked the mode"));
+            let served = named_mount(&registry, surface)?;
+            let host = host(served, mode)?.limited_to(&surface.capabilities.iter().map(|(g, _)| g.clone()).collect::<Vec<_>>());
+            named.push(capspec::mcp::Named { name: surface.name.clone(), path: surface.path.clone(), host, groups: surface.groups.iter().map(|(g, _)| g.clone()).collect() });
+        }
+        let default = match &args.surface_name {
+            None => host(registry.mount_all(), mode)?,
+            Some(name) => match named.iter().position(|n| &n.name == name) {
+                Some(at) => named.remove(at).host,
+                None => {
+                    let known: Vec<&str> = config.surfaces.keys().map(String::as_str).collect();
+                    return Err(format!("`--surface-name {name}`: capspec.toml has no `[surface.{name}]`{}", capspec_codegen::rules::did_you_mean(name, known.iter().copied())));
+                }
+            },
+        };
+        let served = capspec::mcp::serve_with(default, named, listen, "capspec serve").await.map_err(|e| e.to_string());
         upstreams.shutdown().await;
         #[cfg(feature = "otlp")]
         if let Some(otlp) = otlp {
@@ -209,6 +233,18 @@ fn served_summary(modules: &[Module], surface: capspec::mcp::Surface) -> Vec<Str
         lines.push(format!("module `{}` ({} capabilities): {as_tools}; {rest}", m.name, m.specs.len()));
     }
     lines
+}
+
+/// What a named surface mounts: its `modules` that are served (all when it
+/// names none). One whose server did not start is left out, as it is from
+/// `/mcp`; one the project does not have is an error (`check` says where).
+fn named_mount(registry: &std::sync::Arc<capspec::Registry>, surface: &capspec_codegen::NamedSurface) -> Result<capspec::Mounted, String> {
+    if surface.modules.is_empty() {
+        return Ok(registry.mount_all());
+    }
+    let served: Vec<&str> = registry.modules().iter().map(|m| m.name).collect();
+    let names: Vec<&str> = surface.modules.iter().map(|(m, _)| m.as_str()).filter(|m| served.contains(m)).collect();
+    registry.mount(&names).map_err(|e| format!("[surface.{}]: {}", surface.name, e.problems.join("; ")))
 }
 
 /// The host with the project's policies on every run (`[policy] dir`);

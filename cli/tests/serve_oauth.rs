@@ -17,9 +17,13 @@ const ISSUER: &str = "http://127.0.0.1:1/issuer";
 const RESOURCE: &str = "https://gateway.example.com/mcp";
 
 fn token(scope: &str) -> String {
+    token_for("carol", "ops", scope)
+}
+
+fn token_for(sub: &str, group: &str, scope: &str) -> String {
     let key = jsonwebtoken::EncodingKey::from_rsa_pem(&std::fs::read(repo_root().join("tests/fixtures/oauth/rsa.pem")).unwrap()).unwrap();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-    let claims = json!({ "iss": ISSUER, "sub": "carol", "aud": RESOURCE, "exp": now + 600, "scope": scope, "groups": ["ops"] });
+    let claims = json!({ "iss": ISSUER, "sub": sub, "aud": RESOURCE, "exp": now + 600, "scope": scope, "groups": [group] });
     let header = jsonwebtoken::Header { kid: Some("rsa-1".into()), ..jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256) };
     jsonwebtoken::encode(&header, &claims, &key).unwrap()
 }
@@ -42,12 +46,22 @@ fn exchange(addr: &str, method: &str, headers: &[(&str, &str)], path: &str, body
 }
 
 fn post(addr: &str, bearer: &str, session: Option<&str>, message: Value) -> (u16, Vec<(String, String)>, String) {
+    post_to(addr, "/mcp", bearer, session, message)
+}
+
+fn post_to(addr: &str, path: &str, bearer: &str, session: Option<&str>, message: Value) -> (u16, Vec<(String, String)>, String) {
     let auth = format!("Bearer {bearer}");
     let mut headers = vec![("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
     if let Some(session) = session {
         headers.push(("Mcp-Session-Id", session));
     }
-    exchange(addr, "POST", &headers, "/mcp", &message.to_string())
+    exchange(addr, "POST", &headers, path, &message.to_string())
+}
+
+/// The JSON-RPC message of a response, plain or the first SSE event's.
+fn message(body: &str) -> Value {
+    let data = body.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).find(|d| !d.is_empty()).unwrap_or(body);
+    serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {body}"))
 }
 
 #[test]
@@ -112,4 +126,125 @@ fn a_gateway_behind_an_identity_provider_admits_access_tokens_and_never_forwards
     assert_eq!((&result["content"][0]["text"], result.get("structuredContent")), (&json!("HI"), None), "{result:#}");
     let receipt = &result["_meta"]["io.capspec/receipts"][0];
     assert_eq!((&receipt["principal"], &receipt["upstream"]), (&json!("carol"), &json!("remote")), "{receipt}");
+}
+
+/// Named surfaces (DESIGN §10) over two real upstream servers from npm
+/// (server-memory and server-filesystem): `check` finds each broken
+/// `[surface.NAME]` at its line; `serve` serves `/mcp/support` (the memory
+/// module's reads, in plan mode, to the group `support`) and `/mcp/ops`
+/// (both modules, to `ops`) beside `/mcp`. A caller outside a surface's
+/// groups gets 403; inside, its tools list is the surface's, a tool outside
+/// it is an unknown tool, and on stdio `--surface-name` serves it alone,
+/// where an action importing a module outside it is refused by name.
+#[test]
+fn named_surfaces_are_checked_against_the_specs_and_served_to_their_groups() {
+    let ts = repo_root().join("tests/ts/node_modules/@modelcontextprotocol");
+    let node = Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !node || !ts.join("server-memory").is_dir() || !ts.join("server-filesystem").is_dir() {
+        skip(Some("CAPSPEC_REQUIRE_NODE_TOOLS"), "node or the pinned MCP servers are not installed (run `npm ci --prefix tests/ts`); skipping named surfaces");
+        return;
+    }
+    let project = TempDir::new("serve-surfaces");
+    let data = project.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let quoted = |p: &std::path::Path| serde_json::to_string(&p.to_string_lossy()).unwrap();
+    let upstreams = format!(
+        "specs = \"specs\"\n\n[upstream.memory]\ncommand = [\"node\", {}]\nenv = {{ MEMORY_FILE_PATH = {} }}\ntimeout_ms = 20000\n\n[upstream.fs]\ncommand = [\"node\", {}, {}]\ntimeout_ms = 20000\n",
+        quoted(&ts.join("server-memory/dist/index.js")),
+        quoted(&data.join("memory.jsonl")),
+        quoted(&ts.join("server-filesystem/dist/index.js")),
+        quoted(&data),
+    );
+    project.write("capspec.toml", &upstreams);
+    let capspec = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cargo-capspec"));
+        command.arg("capspec").args(args).current_dir(project.path()).env_remove("CARGO_MANIFEST_DIR");
+        command
+    };
+    for args in [&["import", "mcp", "--upstream", "memory"][..], &["import", "mcp", "--upstream", "fs"], &["sync"]] {
+        let out = capspec(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
+    }
+
+    // `check`: each broken surface, at its line.
+    let broken = format!(
+        "{upstreams}\n[surface.a]\nmodules = [\"memroy\"]\n\n[surface.b]\nmodules = [\"memory\"]\ncapabilities = [\"fs.*\"]\npath = \"/mcp/a\"\ngroups = [\"nobody\"]\n"
+    );
+    let lines = upstreams.lines().count();
+    project.write("capspec.toml", &broken);
+    let out = capspec(&["check"]).output().unwrap();
+    let report = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    for (rule, line) in [("surface/unknown-module", lines + 3), ("surface/no-match", lines + 7), ("surface/path-taken", lines + 8), ("surface/unknown-group", lines + 9)] {
+        assert!(report.contains(&format!("[{rule}]")) && report.contains(&format!("capspec.toml:{line}:")), "{rule} at line {line}:\n{report}");
+    }
+    assert!(report.contains("did you mean `memory`?"), "{report}");
+
+    let surfaces = format!(
+        "{upstreams}\n[surface.support]\nmodules = [\"memory\"]\ncapabilities = [\"memory.read_*\", \"memory.search_*\"]\ngroups = [\"support\"]\nmode = \"plan\"\n\n[surface.ops]\nmodules = [\"memory\", \"fs\"]\ngroups = [\"ops\"]\n"
+    );
+    project.write("capspec.toml", &surfaces);
+    let out = capspec(&["check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    let jwks = repo_root().join("tests/fixtures/oauth/jwks.json");
+    let mut serve = capspec(&["serve", "--surface", "tools", "--mode", "auto", "--http", "127.0.0.1:0", "--oauth-issuer", ISSUER, "--resource", RESOURCE, "--jwks-file"]);
+    let mut gateway = KillOnDrop(serve.arg(&jwks).arg("--root").arg(project.path()).stderr(Stdio::piped()).spawn().unwrap());
+    let mut stderr = std::io::BufReader::new(gateway.0.stderr.take().unwrap());
+    let mut printed = String::new();
+    let mut line = String::new();
+    while !line.contains("serving MCP at") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the gateway ended before listening: {printed}");
+        printed.push_str(&line);
+    }
+    let addr = line.trim().rsplit_once("http://").unwrap().1.trim_end_matches("/mcp").to_string();
+    assert!(printed.contains(&format!("serving surface support at http://{addr}/mcp/support")), "{printed}");
+
+    let all = "capspec:read capspec:write capspec:execute capspec:external";
+    let (sam, carol) = (token_for("sam", "support", all), token_for("carol", "ops", all));
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    // Outside the surface's groups: 403, and no session.
+    let (status, _, body) = post_to(&addr, "/mcp/support", &carol, None, init.clone());
+    assert_eq!(status, 403, "{body}");
+    let tools = |path: &str, bearer: &str| -> Vec<String> {
+        let (status, headers, body) = post_to(&addr, path, bearer, None, init.clone());
+        assert_eq!(status, 200, "{path}: {body}");
+        let session = headers.iter().find(|(n, _)| n == "mcp-session-id").unwrap().1.clone();
+        assert_eq!(post_to(&addr, path, bearer, Some(&session), json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).0, 202);
+        let (_, _, body) = post_to(&addr, path, bearer, Some(&session), json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+        let listed = message(&body)["result"]["tools"].as_array().unwrap_or_else(|| panic!("{body}")).iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+        let (_, _, body) = post_to(&addr, path, bearer, Some(&session), json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "open_nodes", "arguments": {"names": ["x"]}}}));
+        let called = message(&body);
+        assert_eq!(called.get("error").is_some(), path == "/mcp/support", "open_nodes on {path}: {called}");
+        listed
+    };
+    assert_eq!(tools("/mcp/support", &sam), ["read_graph", "search_nodes"]);
+    let ops = tools("/mcp/ops", &carol);
+    assert!(ops.contains(&"open_nodes".to_string()) && ops.contains(&"read_text_file".to_string()), "{ops:?}");
+    assert_eq!(tools("/mcp", &sam), ops, "the default surface serves every module to everyone");
+    drop(gateway);
+
+    // On stdio, `--surface-name support` alone; an action may not import `fs`.
+    let mut stdio = capspec(&["serve", "--surface", "code", "--surface-name", "support", "--root"]);
+    let mut child = KillOnDrop(stdio.arg(project.path()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap());
+    let mut input = child.0.stdin.take().unwrap();
+    let mut output = std::io::BufReader::new(child.0.stdout.take().unwrap());
+    let action = "import fs from \"@capspec/host/fs\";\nexport default async () => fs.list_allowed_directories({});";
+    for message in [
+        init,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "execute_code", "arguments": {"code": action}}}),
+    ] {
+        writeln!(input, "{message}").unwrap();
+    }
+    let mut reply = String::new();
+    while !reply.contains("\"id\":2") {
+        reply.clear();
+        assert!(output.read_line(&mut reply).unwrap() > 0, "the stdio server ended");
+    }
+    let result = &serde_json::from_str::<Value>(&reply).unwrap()["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    let error = result["structuredContent"]["error"]["message"].as_str().unwrap_or_default();
+    assert!(error.contains("@capspec/host/fs"), "the refusal names the module: {result}");
 }

@@ -91,6 +91,10 @@ rules! {
     POLICY_TEST = "policy/test", false, "a policy test's expected decision differs from the decision (located at the test; names the policies that decided)";
     POLICY_UNREACHABLE = "policy/unreachable", true, "warning: a permit that a forbid covers for every request, or an @ask permit shadowed the same way";
     POLICY_FEATURE = "policy/feature", false, "the project has policies, but this capspec was built without its `policy` feature (the message says how to turn it on)";
+    SURFACE_UNKNOWN_MODULE = "surface/unknown-module", false, "a [surface.NAME] names a module no spec declares (located in capspec.toml)";
+    SURFACE_NO_MATCH = "surface/no-match", false, "a [surface.NAME] capability glob matches no capability of its modules";
+    SURFACE_PATH_TAKEN = "surface/path-taken", false, "two named surfaces on one path, or one on /mcp itself";
+    SURFACE_UNKNOWN_GROUP = "surface/unknown-group", false, "warning: a [surface.NAME] group that no policy names (only a token's groups can then admit anyone)";
     IMPORT_INVALID = "import/invalid-tool", false, "import mcp: a tool entry that is not a usable MCP tool object";
     IMPORT_NAME = "import/invalid-name", false, "import mcp: a tool name that is not a valid capability name";
     IMPORT_COLLISION = "import/duplicate-name", false, "import mcp: two tools with the same name";

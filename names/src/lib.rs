@@ -221,9 +221,47 @@ pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str
     suggest(word, candidates).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default()
 }
 
+/// Whether the qualified capability name `name` matches `pattern`, a glob
+/// whose `*` stands for any run of characters, none included (`notes.*`,
+/// `*.read_*`, `kg.search`): how a named surface picks its capabilities,
+/// read alike by `check` and by the server.
+pub fn glob_matches(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = name.strip_prefix(first) else { return false };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else { return rest.is_empty() };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn globs_match_qualified_names() {
+        for (pattern, name, matches) in [
+            ("notes.*", "notes.read_note", true),
+            ("notes.*", "notesx.read_note", false),
+            ("*.read_*", "workspace.read_file", true),
+            ("*.read_*", "workspace.list_files", false),
+            ("kg.search", "kg.search", true),
+            ("kg.search", "kg.searches", false),
+            ("*", "a.b", true),
+            ("a.*b*c", "a.xbyc", true),
+            ("a.*b*c", "a.xcyb", false),
+            ("*ab", "a.b", false),
+            ("a*a", "a", false),
+        ] {
+            assert_eq!(glob_matches(pattern, name), matches, "{pattern} {name}");
+        }
+    }
 
     #[test]
     fn valid_and_invalid_names() {

@@ -43,6 +43,12 @@ impl Hidden {
         !self.0.is_empty() && self.0.contains(&format!("{}.{}", spec.module, spec.name))
     }
 
+    /// This and `more` hidden.
+    pub fn with(mut self, more: &Hidden) -> Hidden {
+        self.0.extend(more.0.iter().cloned());
+        self
+    }
+
     /// Whether nothing is hidden.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()

@@ -35,6 +35,7 @@ keys! {
     "" "upstream" = "", "MCP servers whose tools modules pin: a table of tables, one per server";
     "" "policy" = "", "the Cedar policies (a table)";
     "" "serve" = "", "what `serve` keeps (a table)";
+    "" "surface" = "", "named surfaces `serve` offers beside /mcp: a table of tables, one per surface";
     "generate" "rust" = "\"src/generated\"", "the Rust bindings";
     "generate" "js" = "\"guest\"", "the guest JS facades and their .d.ts";
     "generate" "catalog" = "\"catalog\"", "the prompt catalog, capabilities.json and the Cedar schema";
@@ -64,6 +65,11 @@ keys! {
     "upstream" "cwd" = "\".\"", "a stdio server's working directory";
     "upstream" "start" = "\"eager\"", "\"eager\" (at serve's start) or \"lazy\" (at its first call)";
     "upstream" "timeout_ms" = "60000", "for connecting and listing, and for each mounted call";
+    "surface" "modules" = "[]", "the modules it mounts (empty: every module)";
+    "surface" "capabilities" = "[]", "globs over qualified names it serves among them, e.g. \"notes.*\" (empty: all)";
+    "surface" "groups" = "[]", "the groups whose members may connect (empty: everyone); others get 403";
+    "surface" "mode" = "", "its permission mode: plan, default, accept-edits or auto (else serve's --mode)";
+    "surface" "path" = "\"/mcp/<NAME>\"", "where it is served over HTTP, beside /mcp";
 }
 
 /// The keys of `section`.
@@ -82,6 +88,7 @@ pub fn heading(section: &str) -> &'static str {
         "serve" => "[serve]",
         "allow" => "[[allow]]",
         "upstream" => "[upstream.NAME]",
+        "surface" => "[surface.NAME]",
         other => unreachable!("no config section `{other}`"),
     }
 }

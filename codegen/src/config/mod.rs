@@ -16,10 +16,12 @@ use capspec_names::did_you_mean;
 
 pub mod keys;
 mod reader;
+mod surface;
 mod upstream;
 pub use reader::CONFIG_FILE;
 pub(crate) use reader::path_problem;
 use reader::{Entry, Reader};
+pub use surface::NamedSurface;
 pub use upstream::{Credentials, OAuthClient, Start, Transport, Upstream};
 
 
@@ -60,6 +62,8 @@ pub struct Config {
     /// `[serve] store = "sqlite:…" | "postgres://…"`: the serve store
     /// (DESIGN §15); `None`: the default, SQLite under `.capspec/`.
     pub store: Option<String>,
+    /// `[surface.NAME]`: the named surfaces `serve` offers beside `/mcp`, by name.
+    pub surfaces: std::collections::BTreeMap<String, NamedSurface>,
 }
 
 /// `[policy]`: where the project's Cedar policies and their tests live.
@@ -257,6 +261,7 @@ impl Reader<'_> {
             },
         };
         let upstreams = self.upstreams(table);
+        let surfaces = self.surfaces(table);
         let policy = match self.section(table, "policy") {
             Some(policy_table) => {
                 self.unknown_keys(policy_table, &keys::of("policy"), "[policy]");
@@ -277,7 +282,7 @@ impl Reader<'_> {
                 None
             }
         });
-        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, code_first, allow, upstreams, policy, store })
+        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, code_first, allow, upstreams, policy, store, surfaces })
     }
 
     /// `packages = ["agent-host"]`: Cargo package names.

@@ -40,6 +40,7 @@ const TEXTS: &[&str] = &[
     include_str!("lint.txt"),
     include_str!("upstream.txt"),
     include_str!("policy.txt"),
+    include_str!("surface.txt"),
     include_str!("import.txt"),
 ];
 

@@ -50,6 +50,7 @@ pub fn check_with(root: &Path, options: &CheckOptions) -> Result<Report, FatalEr
             findings.extend(super::policy::findings(root, &policy.dir, &project.loaded.set, &mut sources));
         }
         if let Some(config) = &project.config {
+            findings.extend(super::surface::findings(root, config, &project.loaded.set));
             let mut scanned = super::coverage::scan(root, config);
             let record = (!options.without_test_record).then(|| super::coverage::record::read(root, config));
             findings.extend(super::coverage::findings(&project.loaded.set, &scanned, record.as_ref()));

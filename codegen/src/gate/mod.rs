@@ -24,4 +24,5 @@ pub(crate) mod policy;
 pub(crate) mod policy_tests;
 pub mod report;
 pub(crate) mod suppress;
+pub(crate) mod surface;
 pub mod upstream;

@@ -167,7 +167,9 @@ fn processes_sharing_a_store_each_write_a_chain_and_record_what_happened() {
 /// Each token lists its own tools; a left-out tool called anyway gets the
 /// unknown-tool answer word for word; the support token's catalog is
 /// smaller (the figure is printed), and its action neither lists, finds nor
-/// calls `shell`.
+/// calls `shell`. And on 2025-11-25 (tests/ts/views-client.mjs, the
+/// TypeScript SDK's client): a session whose token is refreshed with other
+/// groups gets `notifications/tools/list_changed`, once.
 #[test]
 fn each_caller_is_shown_what_the_policies_let_it_call() {
     use jsonwebtoken::{Algorithm, EncodingKey, Header};
@@ -194,8 +196,21 @@ forbid (principal, action in Capspec::Action::"category:write", resource) when {
     let views = serde_json::json!({
         "issuer": issuer, "resource": resource, "jwks": fixtures.join("jwks.json"), "policies": scratch.path().join("policies"),
         "support": token("sam", "support", all), "ops": token("olga", "ops", all), "support_read": token("rita", "support", "capspec:read"),
+        "support_now_ops": token("sam", "ops", all),
     });
     scratch.write("views.json", views.to_string());
+    // On 2025-11-25, the TypeScript SDK's client: a session whose token is
+    // refreshed with other groups is told that its tools list changed.
+    let binary = env!("CARGO_BIN_EXE_agent-host");
+    if let Some(last) = capspec_testkit::node_script("views-client.mjs", "@modelcontextprotocol/sdk", &[binary.as_ref(), scratch.path().as_os_str()]) {
+        let seen: serde_json::Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("no JSON summary ({e}): {last}"));
+        assert_eq!((&seen["protocol"], &seen["listChanged"]), (&serde_json::json!("2025-11-25"), &serde_json::json!(true)), "{seen}");
+        assert_eq!(seen["before"], seen["again"], "{seen}");
+        assert_eq!(seen["unchanged"], 0, "told of a change that was not one: {seen}");
+        assert_eq!(seen["notified"], 1, "{seen}");
+        let (before, after) = (seen["before"].as_array().unwrap(), seen["after"].as_array().unwrap());
+        assert!(!before.contains(&serde_json::json!("run_command")) && after.contains(&serde_json::json!("run_command")), "{seen}");
+    }
     let Some((summary, text)) = python_script_in("views_e2e.py", &scratch) else { return };
     let tools = |who: &str| -> Vec<String> { summary["tools"][who]["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect() };
     let (support, ops) = (tools("support"), tools("ops"));

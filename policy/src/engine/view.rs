@@ -53,20 +53,38 @@ impl Policies {
 /// or its conditions (read from Cedar's JSON form of the policy, so no
 /// spelling of the text can hide one).
 pub(super) fn names_users(set: &PolicySet) -> bool {
-    let user = format!("{NAMESPACE}::User");
-    fn holds(value: &Value, user: &str) -> bool {
-        match value {
-            Value::Object(map) => {
-                let literal = map.get("id").is_some() && map.get("type").and_then(Value::as_str).is_some_and(|t| t == user || t == "User");
-                literal || map.values().any(|v| holds(v, user))
-            }
-            Value::Array(items) => items.iter().any(|v| holds(v, user)),
-            _ => false,
-        }
-    }
     // A policy that cannot be written as JSON is counted as naming users:
     // the finer key is the safe one.
-    set.policies().any(|policy| policy.to_json().map_or(true, |json| holds(&json, &user)))
+    set.policies().any(|policy| policy.to_json().map_or(true, |json| !literals(&json, "User").is_empty()))
+}
+
+/// The ids of the `kind` (`User`, `Group`) entity literals in a policy's
+/// JSON form, with or without the namespace.
+fn literals(json: &Value, kind: &str) -> Vec<String> {
+    fn walk(value: &Value, qualified: &str, kind: &str, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                let typed = map.get("type").and_then(Value::as_str).is_some_and(|t| t == qualified || t == kind);
+                if let (true, Some(id)) = (typed, map.get("id").and_then(Value::as_str)) {
+                    out.push(id.to_string());
+                }
+                map.values().for_each(|v| walk(v, qualified, kind, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, qualified, kind, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(json, &format!("{NAMESPACE}::{kind}"), kind, &mut out);
+    out
+}
+
+impl Policies {
+    /// The groups the policies name (`Group::"ops"`), in order: a named
+    /// surface's `groups` that none of them names is worth a warning.
+    pub fn group_names(&self) -> std::collections::BTreeSet<String> {
+        self.set.policies().filter_map(|policy| policy.to_json().ok()).flat_map(|json| literals(&json, "Group")).collect()
+    }
 }
 
 #[cfg(test)]
@@ -125,5 +143,7 @@ mod tests {
         assert!(policies(r#"forbid (principal, action, resource) when { principal == Capspec::User::"bob" };"#).names_users());
         assert!(policies(r#"forbid (principal, action, resource) when { [Capspec::User::"bob"].contains(principal) };"#).names_users());
         assert!(policies(r#"forbid (principal, action, resource) when { principal in [Capspec::Group::"a", Capspec::User::"bob"] };"#).names_users());
+        let p = policies(r#"forbid (principal in Capspec::Group::"ops", action, resource) when { principal in [Capspec::Group::"a", Capspec::User::"bob"] };"#);
+        assert_eq!(p.group_names().into_iter().collect::<Vec<_>>(), ["a", "ops"]);
     }
 }

@@ -23,6 +23,7 @@
 mod approve;
 mod envelope;
 mod mrtr;
+mod origin;
 #[cfg(feature = "oauth")]
 mod jwt_ring;
 #[cfg(feature = "oauth")]
@@ -40,6 +41,6 @@ pub use state_key::{STATE_TTL, StateKey, TICKET_TTL, Ticket, TicketRefused};
 pub use server::{McpHost, McpSession, PrepareRun};
 pub use view::Surface;
 pub use tools::{CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE, META_ERROR};
-pub use transport::{Auth, HttpAuth, HttpOptions, Listen, MCP_PATH, McpEndpoint, serve, serve_http, serve_stdio};
+pub use transport::{Auth, HttpAuth, HttpOptions, Listen, MCP_PATH, McpEndpoint, Named, serve, serve_endpoints, serve_http, serve_stdio, serve_with};
 #[cfg(feature = "axum")]
 pub use transport::router;

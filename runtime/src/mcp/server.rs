@@ -25,7 +25,7 @@ use super::resume::{self, ReplayBounds};
 use super::state_key::StateKey;
 use crate::principal::Principal;
 use super::tools::{self, CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE};
-use super::view::{self, View, Views};
+use super::view::{self, Shown, View, Views};
 use super::view::Surface;
 
 /// Builds each call's [`Run`] from the session's gate: where a host adds
@@ -57,6 +57,9 @@ struct Shared {
     /// What each principal is shown: the tools list, the catalog and the
     /// capabilities resource (everyone's, or one per key under policies).
     views: Views,
+    /// The globs a named surface serves, if it is one ([`McpHost::limited_to`]).
+    limit: Vec<String>,
+    unmounted: Vec<Value>,
     /// Wire name → what `tools/call` runs, for every listed tool.
     callable: BTreeMap<String, Callable>,
     /// What `initialize` (and every stateless request) tells the client.
@@ -78,7 +81,7 @@ impl McpHost {
     /// `surface`, gating in `mode`; each call's run is `Run::new(gate)`
     /// until [`McpHost::prepare_run`] says otherwise.
     pub fn new(guest: Guest, surface: Surface, mode: Mode) -> McpHost {
-        let inner = McpHost::build(guest, surface, mode, Arc::new(Run::new), Vec::new());
+        let inner = McpHost::build(guest, surface, mode, Arc::new(Run::new), Vec::new(), Vec::new());
         McpHost {
             inner,
             state_key: StateKey::random(),
@@ -116,8 +119,7 @@ impl McpHost {
     /// Build each call's run with `prepare` (add the host's extensions).
     pub fn prepare_run(self, prepare: impl Fn(Gate) -> Run + Send + Sync + 'static) -> McpHost {
         let shared = &self.inner;
-        let unmounted = shared.views.unmounted().to_vec();
-        McpHost { inner: McpHost::build(shared.guest.clone(), shared.surface, shared.mode, Arc::new(prepare), unmounted), ..self }
+        McpHost { inner: McpHost::build(shared.guest.clone(), shared.surface, shared.mode, Arc::new(prepare), shared.unmounted.clone(), shared.limit.clone()), ..self }
     }
 
     /// Seal the `requestState` of 2026-07-28 asks with `key` (instances
@@ -141,10 +143,19 @@ impl McpHost {
             return self;
         }
         let shared = &self.inner;
-        McpHost { inner: McpHost::build(shared.guest.clone(), shared.surface, shared.mode, shared.prepare.clone(), unmounted), ..self }
+        McpHost { inner: McpHost::build(shared.guest.clone(), shared.surface, shared.mode, shared.prepare.clone(), unmounted, shared.limit.clone()), ..self }
     }
 
-    fn build(guest: Guest, surface: Surface, mode: Mode, prepare: PrepareRun, unmounted: Vec<Value>) -> Arc<Shared> {
+    /// Serve only the capabilities whose qualified names one of `globs`
+    /// matches (`notes.*`, `*.read_*`: a named surface's `capabilities`,
+    /// DESIGN §10); the rest are shown to nobody and answered as unknown.
+    /// Empty: all of them.
+    pub fn limited_to(self, globs: &[String]) -> McpHost {
+        let shared = &self.inner;
+        McpHost { inner: McpHost::build(shared.guest.clone(), shared.surface, shared.mode, shared.prepare.clone(), shared.unmounted.clone(), globs.to_vec()), ..self }
+    }
+
+    fn build(guest: Guest, surface: Surface, mode: Mode, prepare: PrepareRun, unmounted: Vec<Value>, limit: Vec<String>) -> Arc<Shared> {
         let mounted = guest.mounted().clone();
         let mut callable = BTreeMap::new();
         if surface == Surface::Code {
@@ -183,23 +194,32 @@ impl McpHost {
         }
         // The views come from the policies every call's run carries.
         let probe = prepare(Gate::new(mode, Arc::new(crate::gate::HeadlessApprover::new("a view")), SessionAllow::new()));
-        let views = Views::new(mounted.clone(), surface, guest.import_specifier(), unmounted, &probe);
+        let outside = mounted.modules().flat_map(|m| m.specs.iter()).map(|s| format!("{}.{}", s.module, s.name));
+        let outside = crate::view::Hidden::new(outside.filter(|q| !limit.is_empty() && !limit.iter().any(|g| capspec_names::glob_matches(g, q))));
+        let views = Views::new(mounted.clone(), surface, guest.import_specifier(), unmounted.clone(), &probe, outside);
         let modules = mounted.module_names().join(", ");
         let instructions = match surface {
             Surface::Code => format!("capspec host (modules: {modules}). Write an action with `{EXECUTE_CODE}`; the catalog is in its description and at {CATALOG_URI}."),
             Surface::Tools => format!("capspec host (modules: {modules}). Every capability is a tool; the catalog is at {CATALOG_URI}."),
         };
-        Arc::new(Shared { mounted, surface, mode, prepare, guest, views, callable, instructions })
+        Arc::new(Shared { mounted, surface, mode, prepare, guest, views, limit, unmounted, callable, instructions })
     }
 
     /// A new session: its own allow-set, the shared mount.
     pub fn session(&self) -> McpSession {
-        McpSession { host: self.clone(), allow: SessionAllow::new() }
+        McpSession { host: self.clone(), allow: SessionAllow::new(), shown: self.inner.views.per_principal().then(Shown::default) }
     }
 
     /// The tools a session lists when no policy hides any.
     pub fn tools(&self) -> &[Tool] {
         &self.inner.views.everyone().tools
+    }
+
+    /// The tools a session of `principal` lists (`tools/list`): those no
+    /// policy denies it whatever the input and mode. The view is worked out
+    /// the first time its key is seen, then kept.
+    pub fn tools_for(&self, principal: &Principal) -> Vec<Tool> {
+        self.inner.views.of(principal).tools.clone()
     }
 
     /// The mount's capabilities.json (the `capspec://capabilities` resource)
@@ -215,6 +235,23 @@ impl McpHost {
 pub struct McpSession {
     host: McpHost,
     allow: SessionAllow,
+    /// What the session was last shown, where views are per principal.
+    shown: Option<Shown>,
+}
+
+impl McpSession {
+    /// What the caller of this request is shown; a 2025-11-25 session that
+    /// was shown something else before is told its tools list changed.
+    async fn view(&self, context: &RequestContext<RoleServer>) -> Arc<View> {
+        let view = self.host.inner.views.of(&principal_of(context));
+        if let Some(shown) = &self.shown {
+            if shown.changed(&view) && context.protocol_version().is_none_or(|v| v.has_initialize()) {
+                // A client that has gone is no reason to fail the request.
+                let _ = context.peer.notify_tool_list_changed().await;
+            }
+        }
+        view
+    }
 }
 
 impl McpSession {
@@ -416,17 +453,20 @@ fn surface_name(surface: Surface) -> &'static str {
 
 impl ServerHandler for McpSession {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_resources().build();
+        // Where each caller has its view, a session is told when its view changes.
+        let capabilities = match self.host.inner.views.per_principal() {
+            true => ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().build(),
+            false => ServerCapabilities::builder().enable_tools().enable_resources().build(),
+        };
         ServerConfig::new(capabilities)
             .with_server_info(rmcp::model::Implementation::new("capspec", env!("CARGO_PKG_VERSION")))
             .with_instructions(self.host.inner.instructions.clone())
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
-        let views = &self.host.inner.views;
-        let listed = ListToolsResult::with_all_items(views.of(&principal_of(&context)).tools.clone());
+        let listed = ListToolsResult::with_all_items(self.view(&context).await.tools.clone());
         // A list that depends on who asks is the caller's alone (2026-07-28's cache scope).
-        Ok(if views.per_principal() { listed.with_cache_scope(rmcp::model::CacheScope::Private) } else { listed })
+        Ok(if self.host.inner.views.per_principal() { listed.with_cache_scope(rmcp::model::CacheScope::Private) } else { listed })
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
@@ -437,7 +477,7 @@ impl ServerHandler for McpSession {
         let shared = &self.host.inner;
         match shared.callable.get(request.name.as_ref()) {
             None => return Err(unknown_tool(shared, &shared.views.of(&principal_of(&context)), &request.name)),
-            Some(Callable::Capability { qualified, .. }) if shared.views.per_principal() && shared.views.of(&principal_of(&context)).hides(qualified) => {
+            Some(Callable::Capability { qualified, .. }) if shared.views.filters() && self.view(&context).await.hides(qualified) => {
                 return Err(unknown_tool(shared, &shared.views.of(&principal_of(&context)), &request.name));
             }
             Some(_) => {}
@@ -499,7 +539,7 @@ impl ServerHandler for McpSession {
     }
 
     async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
-        let view = self.host.inner.views.of(&principal_of(&context));
+        let view = self.view(&context).await;
         let (text, mime) = match request.uri.as_str() {
             CAPABILITIES_URI => (view.capabilities.as_str(), "application/json"),
             CATALOG_URI => (view.catalog.as_str(), "text/markdown"),

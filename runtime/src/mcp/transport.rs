@@ -15,6 +15,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
+use super::origin::{normalize_origin, origin_admitted};
 use super::server::{McpHost, McpSession};
 
 /// Serve one session over stdin/stdout until the client closes it.
@@ -82,53 +83,6 @@ impl HttpOptions {
     }
 }
 
-/// An origin as compared: lower case, no trailing slash.
-fn normalize_origin(origin: &str) -> String {
-    origin.trim().trim_end_matches('/').to_ascii_lowercase()
-}
-
-/// Whether a request comes from where this server may be called from: its
-/// `Origin` (a browser's page), or without one its `Host`, is loopback or
-/// one of `allowed` (normalized origins). A request with neither is refused.
-fn origin_admitted(headers: &http::HeaderMap, allowed: &[String]) -> bool {
-    if let Some(origin) = headers.get(http::header::ORIGIN) {
-        let Ok(origin) = origin.to_str() else { return false };
-        let origin = normalize_origin(origin);
-        if allowed.contains(&origin) {
-            return true;
-        }
-        return match origin.split_once("://") {
-            Some(("http" | "https", authority)) => is_loopback(authority),
-            _ => false,
-        };
-    }
-    let Some(host) = headers.get(http::header::HOST).and_then(|h| h.to_str().ok()) else { return false };
-    // Lower-cased only when it is not already (no copy on every request).
-    let host = host.trim();
-    let host: std::borrow::Cow<'_, str> = if host.bytes().any(|b| b.is_ascii_uppercase()) { host.to_ascii_lowercase().into() } else { host.into() };
-    is_loopback(&host) || allowed.iter().any(|a| a.split_once("://").is_some_and(|(_, authority)| authority == host))
-}
-
-/// Whether an authority (`host[:port]`) names this machine's loopback.
-fn is_loopback(authority: &str) -> bool {
-    let host = match authority.strip_prefix('[') {
-        Some(rest) => match rest.split_once(']') {
-            Some((host, port)) if port.is_empty() || port.strip_prefix(':').is_some_and(is_port) => host,
-            _ => return false,
-        },
-        None => match authority.rsplit_once(':') {
-            Some((host, port)) if is_port(port) => host,
-            Some(_) => return false,
-            None => authority,
-        },
-    };
-    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-fn is_port(text: &str) -> bool {
-    !text.is_empty() && text.len() <= 5 && text.bytes().all(|b| b.is_ascii_digit())
-}
-
 /// Where [`serve`] serves.
 #[derive(Debug, Clone)]
 pub enum Listen {
@@ -180,13 +134,43 @@ impl HttpAuth {
 /// ends. Over HTTP it prints `<who>: serving MCP at http://ADDR/mcp` on
 /// stderr once it listens (tests and scripts read the port from it).
 pub async fn serve(host: McpHost, listen: Listen, who: &str) -> std::io::Result<()> {
+    serve_with(host, Vec::new(), listen, who).await
+}
+
+/// A named surface (DESIGN §10): its own host (its modules, capabilities
+/// and mode), served beside [`MCP_PATH`] at `path` to the members of
+/// `groups` (empty: everyone); anyone else gets 403.
+#[derive(Clone)]
+pub struct Named {
+    /// Its name (`[surface.NAME]`).
+    pub name: String,
+    /// Where it is served (`/mcp/NAME` by default).
+    pub path: String,
+    /// What it serves.
+    pub host: McpHost,
+    /// Who may connect; empty: everyone.
+    pub groups: Vec<String>,
+}
+
+/// [`serve`] with `named` surfaces beside `host` on the same HTTP server,
+/// each admitting requests as `host`'s endpoint does and then only its
+/// groups; it prints `<who>: serving surface NAME at URL` for each. On
+/// stdio only `host` is served (a caller picks a surface by serving it).
+pub async fn serve_with(host: McpHost, named: Vec<Named>, listen: Listen, who: &str) -> std::io::Result<()> {
     match listen {
         Listen::Stdio => serve_stdio(host).await,
         Listen::Http { addr, auth, allowed_origins } => {
             let auth = auth.load().await?;
             let listener = TcpListener::bind(addr).await.map_err(|e| std::io::Error::other(format!("cannot listen on {addr}: {e}")))?;
-            eprintln!("{who}: serving MCP at http://{}{MCP_PATH}", listener.local_addr()?);
-            serve_http(host, listener, HttpOptions::with_auth(auth).with_allowed_origins(allowed_origins)).await
+            let at = listener.local_addr()?;
+            let options = HttpOptions::with_auth(auth).with_allowed_origins(allowed_origins);
+            let mut endpoints = vec![McpEndpoint::new(host, options.clone())];
+            for surface in named {
+                eprintln!("{who}: serving surface {} at http://{at}{}", surface.name, surface.path);
+                endpoints.push(McpEndpoint::new(surface.host, options.clone()).at(&surface.path).for_groups(surface.groups));
+            }
+            eprintln!("{who}: serving MCP at http://{at}{MCP_PATH}");
+            serve_endpoints(endpoints, listener).await
         }
     }
 }
@@ -198,14 +182,25 @@ pub const MCP_PATH: &str = "/mcp";
 /// connection is served on its own task; each MCP session gets a fresh
 /// [`McpSession`](super::server::McpSession) and so its own approvals.
 pub async fn serve_http(host: McpHost, listener: TcpListener, options: HttpOptions) -> std::io::Result<()> {
-    let endpoint = McpEndpoint::new(host, options);
+    serve_endpoints(vec![McpEndpoint::new(host, options)], listener).await
+}
+
+/// Serve `endpoints` on `listener`: a request goes to the endpoint at its
+/// path (or whose protected resource metadata it asks for), else to the
+/// first, which answers whatever is not another's.
+pub async fn serve_endpoints(endpoints: Vec<McpEndpoint>, listener: TcpListener) -> std::io::Result<()> {
+    let endpoints: Arc<[McpEndpoint]> = endpoints.into();
     loop {
         let (stream, _) = listener.accept().await?;
         // Small JSON-RPC replies go out at once, not after the peer's ACK.
         let _ = stream.set_nodelay(true);
-        let endpoint = endpoint.clone();
+        let endpoints = endpoints.clone();
         tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |request: Request<Incoming>| endpoint.clone().respond(request));
+            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let path = request.uri().path();
+                let chosen = endpoints.iter().skip(1).find(|e| path == e.path() || (path.starts_with("/.well-known/") && path.ends_with(e.path())));
+                chosen.unwrap_or(&endpoints[0]).clone().respond(request)
+            });
             // A connection that fails (the client went away) ends only itself.
             let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
         });
@@ -245,8 +240,18 @@ impl McpEndpoint {
             max_body: options.max_body_bytes,
             allowed_origins: options.allowed_origins.iter().map(|o| normalize_origin(o)).collect(),
             path: MCP_PATH.to_string(),
+            groups: Vec::new(),
         });
         McpEndpoint { mcp, admission }
+    }
+
+    /// This endpoint open only to members of `groups` (a named surface's);
+    /// anyone else, admitted or not, gets 403. Empty: everyone.
+    pub fn for_groups(mut self, groups: Vec<String>) -> McpEndpoint {
+        let mut admission = Admission::clone(&self.admission);
+        admission.groups = groups;
+        self.admission = Arc::new(admission);
+        self
     }
 
     /// This endpoint answering at `path` (`/api/mcp`, say) instead of [`MCP_PATH`].
@@ -330,6 +335,8 @@ struct Admission {
     allowed_origins: Vec<String>,
     /// The MCP endpoint's path.
     path: String,
+    /// Who may connect (a named surface's groups); empty: everyone.
+    groups: Vec<String>,
 }
 
 /// Check the origin, the path, the token, the body's size and that it is
@@ -398,6 +405,10 @@ where
             Err(refusal) => return oauth_refusal(server, &refusal),
         },
     };
+    // A named surface is open only to its groups (DESIGN §10).
+    if !admission.groups.is_empty() && !principal.groups().iter().any(|g| admission.groups.contains(g)) {
+        return plain(StatusCode::FORBIDDEN, &format!("forbidden: the surface at {} is not open to the caller's groups", admission.path));
+    }
     let (mut parts, body) = request.into_parts();
     let bytes = match read_body(body, max_body).await {
         Ok(bytes) => bytes,
@@ -550,33 +561,5 @@ mod tests {
         assert!(super::constant_time_eq(b"Bearer abc", b"Bearer abc"));
         assert!(!super::constant_time_eq(b"Bearer abd", b"Bearer abc"));
         assert!(!super::constant_time_eq(b"Bearer ab", b"Bearer abc"));
-    }
-
-    #[test]
-    fn only_loopback_or_listed_origins_are_admitted() {
-        let allowed = vec![super::normalize_origin("https://App.example.com/")];
-        let admitted = |origin: Option<&str>, host: Option<&str>| {
-            let mut headers = http::HeaderMap::new();
-            if let Some(origin) = origin {
-                headers.insert(http::header::ORIGIN, origin.parse().unwrap());
-            }
-            if let Some(host) = host {
-                headers.insert(http::header::HOST, host.parse().unwrap());
-            }
-            super::origin_admitted(&headers, &allowed)
-        };
-        for origin in ["http://localhost:3000", "http://127.0.0.1", "https://127.8.9.10:8443", "http://[::1]:80", "https://app.example.com"] {
-            assert!(admitted(Some(origin), Some("evil.example")), "{origin}");
-        }
-        for origin in ["http://evil.example", "http://localhost.evil.example", "http://127.0.0.1.evil.example", "null", "file://", "http://localhost:x", "https://app.example.com:444"] {
-            assert!(!admitted(Some(origin), Some("127.0.0.1:80")), "{origin}");
-        }
-        for host in ["127.0.0.1:8931", "localhost", "[::1]:8931", "app.example.com"] {
-            assert!(admitted(None, Some(host)), "{host}");
-        }
-        for host in ["evil.example:8931", "10.0.0.1:80", "[::2]:80", "localhost:80:80"] {
-            assert!(!admitted(None, Some(host)), "{host}");
-        }
-        assert!(!admitted(None, None), "neither Origin nor Host");
     }
 }

@@ -10,7 +10,7 @@
 
 #[cfg(feature = "policy")]
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 #[cfg(feature = "policy")]
 use std::sync::RwLock;
 
@@ -110,7 +110,10 @@ struct Key {
 
 /// Every view of one host: everyone's, and those kept per key.
 pub(super) struct Views {
+    #[cfg(feature = "policy")]
     listing: Listing,
+    /// What the host serves nobody (a named surface's capabilities outside its globs).
+    outside: Hidden,
     everyone: Arc<View>,
     #[cfg(feature = "policy")]
     gate: Option<Arc<crate::policy_gate::PolicyGate>>,
@@ -122,26 +125,25 @@ impl Views {
     /// The views of `mounted` on `surface`, under the policies `probe`
     /// (a run as the host prepares every call's) enforces: so what is shown
     /// comes from the very policies that decide the calls.
-    pub(super) fn new(mounted: Mounted, surface: Surface, specifier: &str, unmounted: Vec<Value>, probe: &crate::run::Run) -> Views {
+    pub(super) fn new(mounted: Mounted, surface: Surface, specifier: &str, unmounted: Vec<Value>, probe: &crate::run::Run, outside: Hidden) -> Views {
         let listing = Listing { mounted, surface, specifier: specifier.to_string(), unmounted };
-        let everyone = Arc::new(View::build(&listing, Hidden::default()));
+        let everyone = Arc::new(View::build(&listing, outside.clone()));
         #[cfg(feature = "policy")]
         let gate = probe.policy_gate().filter(|g| g.mode() == crate::policy_gate::PolicyMode::Enforce && !g.policies().is_empty()).cloned();
         #[cfg(not(feature = "policy"))]
         let _ = probe;
+        #[cfg(not(feature = "policy"))]
+        let _ = listing;
         Views {
+            #[cfg(feature = "policy")]
             listing,
+            outside,
             everyone,
             #[cfg(feature = "policy")]
             gate,
             #[cfg(feature = "policy")]
             kept: RwLock::new(HashMap::new()),
         }
-    }
-
-    /// The modules not mounted, with why, that the capabilities resource names.
-    pub(super) fn unmounted(&self) -> &[Value] {
-        &self.listing.unmounted
     }
 
     /// What is shown when no policy hides anything.
@@ -157,8 +159,8 @@ impl Views {
             if let Some(view) = self.kept.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
                 return view.clone();
             }
-            let hidden = crate::view::hidden(&self.listing.mounted, gate, principal);
-            let view = if hidden.is_empty() { self.everyone.clone() } else { Arc::new(View::build(&self.listing, hidden)) };
+            let hidden = crate::view::hidden(&self.listing.mounted, gate, principal).with(&self.outside);
+            let view = if hidden == self.outside { self.everyone.clone() } else { Arc::new(View::build(&self.listing, hidden)) };
             let mut kept = self.kept.write().unwrap_or_else(|e| e.into_inner());
             if kept.len() >= KEPT {
                 kept.clear();
@@ -178,15 +180,21 @@ impl Views {
         false
     }
 
+    /// Whether some capability may be hidden from some caller: policies
+    /// are enforced, or the host serves only some of its capabilities.
+    pub(super) fn filters(&self) -> bool {
+        self.per_principal() || !self.outside.is_empty()
+    }
+
     /// What a call's run must not reach for `principal`; `None` when
-    /// nothing is hidden (and always without enforced policies).
+    /// nothing is hidden.
     pub(super) fn hidden(&self, principal: &Principal) -> Option<Arc<Hidden>> {
         #[cfg(feature = "policy")]
         if self.gate.is_some() {
             return self.of(principal).hidden.clone();
         }
         let _ = principal;
-        None
+        self.everyone.hidden.clone()
     }
 }
 
@@ -197,4 +205,23 @@ fn sorted(groups: &[String]) -> Vec<String> {
     groups.sort();
     groups.dedup();
     groups
+}
+
+/// What one 2025-11-25 session was last shown, so that it is told
+/// (`notifications/tools/list_changed`) when that changes: a refreshed
+/// token with other groups, in the same session. Made only where views
+/// are per principal.
+#[derive(Clone, Default)]
+pub(super) struct Shown(Arc<Mutex<Option<Option<Arc<Hidden>>>>>);
+
+impl Shown {
+    /// Whether `view` shows other capabilities than this session was last
+    /// shown (never the first time); `view` is what it is shown now.
+    pub(super) fn changed(&self, view: &View) -> bool {
+        let mut last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let now = view.hidden.clone();
+        let changed = last.as_ref().is_some_and(|before| *before != now);
+        *last = Some(now);
+        changed
+    }
 }

@@ -1,0 +1,178 @@
+//! What a caller sees (DESIGN §10) at scale, side by side in one run: a
+//! `tools/list` of a tools surface of 10,000 capabilities (100 modules of
+//! 100), the list built for the caller and written as its JSON-RPC result:
+//!
+//! - `no_policies`: the host enforces no policy, so everyone is shown the
+//!   one list built at start;
+//! - `new_principal`: 1,000 policies enforced, and each iteration a
+//!   principal in groups never seen before, so its view is worked out
+//!   (Cedar's partial evaluation of the policies that apply to each
+//!   capability) before the list is written;
+//! - `seen_principal`: the same policies, a principal whose view is kept.
+//!
+//! Each with policies twice: a principal outside `owners` (shown 9,000,
+//! so its list is shorter to write) and one in it (`_shown_all`: the same
+//! 10,000 as `no_policies`, the like-for-like row).
+//!
+//! The policies: 900 over ten capabilities each whose conditions read the
+//! input (they hide nothing), and 100 that forbid modules `m0`…`m9` outside
+//! the group `owners` whatever the input (they hide 1,000 capabilities from
+//! everyone else). Goals (issue #59): `new_principal` ≤ 2×, `seen_principal`
+//! ≤ 1.05× `no_policies`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use capspec::mcp::{McpHost, Surface};
+use capspec::policy::{Policies, PolicyGate, PolicyMode, Source};
+use capspec::{Annotations, BoxFuture, CallError, Category, Forward, Forwarded, Mode, Module, Principal, Registry, Run, Spec};
+use serde_json::Value;
+
+const MODULES: usize = 100;
+const PER_MODULE: usize = 100;
+
+fn main() {
+    divan::main();
+}
+
+fn leak(text: String) -> &'static str {
+    Box::leak(text.into_boxed_str())
+}
+
+/// Does nothing: the bench lists, it does not call.
+struct Nothing;
+
+impl Forward for Nothing {
+    fn call<'a>(&'a self, _run: &'a Run, args: Value) -> BoxFuture<'a, Result<Value, CallError>> {
+        Box::pin(std::future::ready(Ok(args)))
+    }
+    fn server(&self) -> &str {
+        "bench"
+    }
+}
+
+/// 100 modules of 100 capabilities, each with a small input schema and a catalog line.
+fn modules() -> (Vec<Module>, Vec<Forwarded>) {
+    let mut modules = Vec::new();
+    let mut forwards = Vec::new();
+    let nothing: Arc<dyn Forward> = Arc::new(Nothing);
+    for m in 0..MODULES {
+        let module = leak(format!("m{m}"));
+        let mut specs = Vec::new();
+        let mut catalog = format!("## {module}\n\nBench module {m}.\n\n`import {module} from \"@capspec/host/{module}\";`\n\n");
+        for c in 0..PER_MODULE {
+            let name = leak(format!("c{c}"));
+            let category = if c % 4 == 0 { Category::Write } else { Category::Read };
+            let signature = leak(format!("{name}({{path: string /* The file. */, limit?: int(1..100) = 10}}) → {{lines: string[]}}"));
+            catalog.push_str(&format!("- {category} `{signature}`: Does thing {c} of module {m}.\n"));
+            specs.push(Spec {
+                module,
+                name,
+                wire_name: leak(format!("{module}_{name}")),
+                title: None,
+                annotations: Annotations { read_only: category == Category::Read, destructive: false, idempotent: true, open_world: false },
+                category,
+                description: leak(format!("Does thing {c} of module {m}. It reads a file and returns some of its lines.")),
+                summary: leak(format!("Does thing {c} of module {m}.")),
+                signature,
+                input_schema: r#"{"type":"object","properties":{"path":{"type":"string","description":"The file."},"limit":{"type":"integer","minimum":1,"maximum":100,"default":10}},"required":["path"],"additionalProperties":false}"#,
+                output_schema: None,
+                user_message: None,
+                deferred: false,
+                direct: false,
+                aliases: &[],
+                deprecated: None,
+                fingerprint: "bench",
+            });
+            forwards.push(Forwarded { module, name, forward: nothing.clone() });
+        }
+        modules.push(Module { name: module, description: "A bench module.", specs: Box::leak(specs.into_boxed_slice()), facade: "", catalog: leak(catalog) });
+    }
+    (modules, forwards)
+}
+
+/// The 1,000 policies (see the module's comment).
+fn policies() -> Policies {
+    let mut text = String::new();
+    for i in 0..900 {
+        let actions: Vec<String> = (0..10).map(|j| format!("Capspec::Action::\"m{}.c{}\"", (i * 10 + j) / PER_MODULE % MODULES, (i * 10 + j) % PER_MODULE)).collect();
+        let effect = if i % 3 == 0 { "forbid" } else { "permit" };
+        text.push_str(&format!("@id(\"input-{i}\")\n{effect}(principal, action in [{}], resource) when {{ context.input has path && context.input.path like \"*.env\" }};\n", actions.join(", ")));
+    }
+    for i in 0..100 {
+        let actions: Vec<String> = (0..10).map(|j| format!("Capspec::Action::\"m{}.c{}\"", i / 10, (i % 10) * 10 + j)).collect();
+        text.push_str(&format!("@id(\"owners-{i}\")\nforbid(principal, action in [{}], resource) unless {{ principal in Capspec::Group::\"owners\" }};\n", actions.join(", ")));
+    }
+    Policies::parse(&[Source { file: "policies/bench.cedar".into(), text }]).expect("the benchmark's policies parse")
+}
+
+fn host(policies: Option<Policies>) -> McpHost {
+    let (modules, forwards) = modules();
+    let registry = Registry::with_forwards(&modules, std::iter::empty(), std::iter::empty(), forwards).expect("the bench registry builds");
+    let host = McpHost::new(capspec::guest::Guest::new(registry.mount_all()), Surface::Tools, Mode::Auto);
+    match policies {
+        None => host,
+        Some(policies) => {
+            let gate = Arc::new(PolicyGate::new(policies, PolicyMode::Enforce));
+            host.prepare_run(move |gate_| Run::new(gate_).with_policies(gate.clone()))
+        }
+    }
+}
+
+/// A `tools/list` as the server answers it: the caller's list, written.
+fn list(host: &McpHost, principal: &Principal) -> usize {
+    let tools = host.tools_for(principal);
+    serde_json::to_vec(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}})).expect("serializes").len()
+}
+
+#[divan::bench(sample_count = 20)]
+fn no_policies(bencher: divan::Bencher) {
+    let host = host(None);
+    let someone = Principal::with_groups("someone", ["staff"]);
+    assert_eq!(host.tools_for(&someone).len(), MODULES * PER_MODULE);
+    bencher.bench_local(|| list(&host, divan::black_box(&someone)));
+}
+
+/// Each iteration a principal in a group never seen before, plus `extra`
+/// (`owners`: shown all 10,000; none: shown 9,000).
+fn bench_new(bencher: divan::Bencher, extra: Option<&str>) {
+    let host = host(Some(policies()));
+    let staff = Principal::with_groups("first", ["staff"]);
+    assert_eq!(host.tools_for(&staff).len(), MODULES * PER_MODULE - 1_000, "the owners' modules are hidden");
+    let owner = Principal::with_groups("owner", ["owners"]);
+    assert_eq!(host.tools_for(&owner).len(), MODULES * PER_MODULE);
+    let seen = AtomicUsize::new(0);
+    bencher
+        .with_inputs(|| {
+            let n = seen.fetch_add(1, Ordering::Relaxed);
+            Principal::with_groups(format!("user-{n}"), [Some(format!("team-{n}")), extra.map(str::to_string)].into_iter().flatten())
+        })
+        .bench_local_refs(|principal| list(&host, principal));
+}
+
+#[divan::bench(sample_count = 20)]
+fn new_principal(bencher: divan::Bencher) {
+    bench_new(bencher, None);
+}
+
+#[divan::bench(sample_count = 20)]
+fn new_principal_shown_all(bencher: divan::Bencher) {
+    bench_new(bencher, Some("owners"));
+}
+
+fn bench_seen(bencher: divan::Bencher, groups: &[&str]) {
+    let host = host(Some(policies()));
+    let someone = Principal::with_groups("someone", groups.iter().copied());
+    list(&host, &someone);
+    bencher.bench_local(|| list(&host, divan::black_box(&someone)));
+}
+
+#[divan::bench(sample_count = 20)]
+fn seen_principal(bencher: divan::Bencher) {
+    bench_seen(bencher, &["staff"]);
+}
+
+#[divan::bench(sample_count = 20)]
+fn seen_principal_shown_all(bencher: divan::Bencher) {
+    bench_seen(bencher, &["owners"]);
+}
