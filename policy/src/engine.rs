@@ -18,6 +18,7 @@ use crate::value::Inexacts;
 use crate::{Category, Effect, Mode, NAMESPACE, category_group, module_group, statements, value};
 
 mod view;
+pub use view::Listed;
 
 /// How many (principal, groups, action) entity sets a `Policies` keeps.
 const ENTITY_CACHE: usize = 4096;
@@ -162,6 +163,8 @@ pub struct Policies {
     /// Whether a policy names a user (`User::"alice"`): then what a
     /// principal is shown depends on its id, not only its groups.
     names_users: bool,
+    /// What the policies that read anything besides the input and the mode read, by id.
+    reads: HashMap<String, view::Reads>,
     authorizer: Authorizer,
     user: EntityTypeName,
     group: EntityTypeName,
@@ -202,8 +205,10 @@ impl Policies {
     fn from_parts(set: PolicySet, infos: Vec<PolicyInfo>) -> Policies {
         let by_id = infos.iter().enumerate().map(|(i, p)| (p.id.clone(), i)).collect();
         let names_users = view::names_users(&set);
+        let reads = view::reading(&set);
         Policies {
             names_users,
+            reads,
             set,
             infos,
             by_id,

@@ -9,12 +9,11 @@
 //! (`capspec_policy::Policies::denies_whatever_input`), never a rule of
 //! capspec's own.
 
-#[cfg(feature = "policy")]
-use std::collections::BTreeSet;
-
 pub use crate::hidden::{CapabilityInfo, Hidden};
 use crate::registry::Mounted;
 use crate::spec::Module;
+#[cfg(feature = "policy")]
+use crate::spec::Spec;
 
 /// What the project's policies deny `principal` whatever the input and the
 /// mode, among `mounted`'s capabilities. Nothing in `log` mode: there the
@@ -25,14 +24,15 @@ pub fn hidden(mounted: &Mounted, gate: &crate::policy_gate::PolicyGate, principa
         return Hidden::default();
     }
     let who = capspec_policy::Who { principal: principal.id(), groups: principal.groups() };
-    let mut names = BTreeSet::new();
-    for spec in mounted.modules().flat_map(|m| m.specs.iter()) {
-        let qualified = format!("{}.{}", spec.module, spec.name);
-        if gate.policies().denies_whatever_input(who, spec.module, spec.name, spec.category, mounted.upstream_of(&qualified)) {
-            names.insert(qualified);
-        }
-    }
-    Hidden::new(names)
+    let specs: Vec<&Spec> = mounted.modules().flat_map(|m| m.specs.iter()).collect();
+    let qualified: Vec<String> = specs.iter().map(|s| format!("{}.{}", s.module, s.name)).collect();
+    let listed: Vec<capspec_policy::Listed<'_>> = specs
+        .iter()
+        .zip(&qualified)
+        .map(|(s, q)| capspec_policy::Listed { module: s.module, capability: s.name, category: s.category, upstream: mounted.upstream_of(q) })
+        .collect();
+    let denied = gate.policies().deny_whatever_input(who, &listed);
+    Hidden::new(qualified.into_iter().zip(denied).filter(|(_, d)| *d).map(|(q, _)| q))
 }
 
 /// The prompt catalog of `mounted` without the hidden capabilities: their

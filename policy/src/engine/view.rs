@@ -41,12 +41,124 @@ impl Policies {
         response.definitely_satisfied().any(|policy| self.info(policy.id()).is_some_and(|p| p.effect == Effect::Forbid))
     }
 
+    /// For each of `capabilities`, [`Policies::denies_whatever_input`] for
+    /// `who`, evaluated once per set of alike capabilities. Cedar's requests
+    /// for two capabilities differ only in the action, the resource (the
+    /// module) and the context's `category` and `upstream`; capabilities
+    /// with the same applicable policies share the answer unless one of
+    /// those policies reads what differs: the action in its conditions (its
+    /// scope matched both, which is why it applies), the resource, or the
+    /// context beyond `input` and `mode` (which are unknown here anyway).
+    pub fn deny_whatever_input(&self, who: Who<'_>, capabilities: &[Listed<'_>]) -> Vec<bool> {
+        let mut decided: std::collections::HashMap<Alike<'_>, bool> = std::collections::HashMap::new();
+        capabilities
+            .iter()
+            .map(|c| {
+                let applicable = self.for_action(c.module, c.capability, c.category);
+                if applicable.is_empty() {
+                    return false;
+                }
+                let mut ids: Vec<String> = applicable.policies().map(|p| p.id().to_string()).collect();
+                let reads = ids.iter().filter_map(|id| self.reads.get(id)).fold(Reads::default(), |a, b| a.or(*b));
+                if reads.action {
+                    return self.denies_whatever_input(who, c.module, c.capability, c.category, c.upstream);
+                }
+                ids.sort();
+                let key = (ids, reads.resource.then_some(c.module), reads.context.then_some((c.category, c.upstream)));
+                *decided.entry(key).or_insert_with(|| self.denies_whatever_input(who, c.module, c.capability, c.category, c.upstream))
+            })
+            .collect()
+    }
+
     /// Whether some policy names a user by id (`User::"alice"`): then two
     /// principals in the same groups may be shown different capabilities,
     /// and a view is kept per principal, not per groups.
     pub fn names_users(&self) -> bool {
         self.names_users
     }
+}
+
+/// What capabilities share to share an answer: their applicable policies'
+/// ids (sorted), and their module, category and upstream where a policy
+/// reads them.
+type Alike<'a> = (Vec<String>, Option<&'a str>, Option<(Category, Option<&'a str>)>);
+
+/// What a policy reads that differs between capabilities (beyond its scope's action).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Reads {
+    /// `action` in its conditions.
+    action: bool,
+    /// `resource`, in its scope or its conditions.
+    resource: bool,
+    /// The context beyond `input` and `mode`, or the whole context.
+    context: bool,
+}
+
+impl Reads {
+    fn or(self, other: Reads) -> Reads {
+        Reads { action: self.action || other.action, resource: self.resource || other.resource, context: self.context || other.context }
+    }
+}
+
+/// One capability, as [`Policies::deny_whatever_input`] takes it.
+#[derive(Debug, Clone, Copy)]
+pub struct Listed<'a> {
+    /// Its module.
+    pub module: &'a str,
+    /// Its name within the module.
+    pub capability: &'a str,
+    /// Its category.
+    pub category: Category,
+    /// The upstream server implementing it, for an upstream capability.
+    pub upstream: Option<&'a str>,
+}
+
+/// What each policy of `set` that reads anything [`Reads`] counts reads,
+/// by id, from Cedar's JSON form: `{"Var": …}` in its conditions, a
+/// resource scope, and the context's attributes (`context.input` is
+/// `{".": {"left": {"Var": "context"}, "attr": "input"}}`, `has` alike; any
+/// other use of `context` reads all of it). A policy that cannot be
+/// written as JSON reads everything.
+pub(super) fn reading(set: &PolicySet) -> std::collections::HashMap<String, Reads> {
+    fn walk(value: &Value, accessed: bool, reads: &mut Reads) {
+        match value {
+            Value::Object(map) => {
+                match map.get("Var").and_then(Value::as_str) {
+                    Some("action") => reads.action = true,
+                    Some("resource") => reads.resource = true,
+                    Some("context") if !accessed => reads.context = true,
+                    _ => {}
+                }
+                for op in [".", "has"] {
+                    if let Some(Value::Object(access)) = map.get(op) {
+                        let on_context = access.get("left").and_then(|l| l.get("Var")).and_then(Value::as_str) == Some("context");
+                        let attr = access.get("attr").and_then(Value::as_str).unwrap_or_default();
+                        if on_context && !matches!(attr, "input" | "mode") {
+                            reads.context = true;
+                        }
+                        if let Some(left) = access.get("left") {
+                            walk(left, on_context, reads);
+                        }
+                        access.iter().filter(|(k, _)| *k != "left").for_each(|(_, v)| walk(v, false, reads));
+                    }
+                }
+                map.iter().filter(|(k, _)| *k != "." && *k != "has").for_each(|(_, v)| walk(v, false, reads));
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, false, reads)),
+            _ => {}
+        }
+    }
+    set.policies()
+        .filter_map(|policy| {
+            let mut reads = Reads::default();
+            match policy.to_json() {
+                Ok(json) => walk(&json["conditions"], false, &mut reads),
+                Err(_) => reads = Reads { action: true, resource: true, context: true },
+            }
+            reads.resource |= !matches!(policy.resource_constraint(), cedar_policy::ResourceConstraint::Any);
+            (reads.action || reads.resource || reads.context).then(|| (policy.id().to_string(), reads))
+        })
+        .collect()
 }
 
 /// Whether any policy of `set` holds a `User` entity literal, in its scope
@@ -133,6 +245,29 @@ mod tests {
         );
         assert!(denied(&p, &[], "refund", Category::Write), "reading an attribute no principal has fails closed");
         assert!(!denied(&p, &[], "balance", Category::Read));
+    }
+
+    #[test]
+    fn capabilities_that_share_their_policies_share_one_answer_unless_a_policy_reads_the_action() {
+        let p = policies(
+            r#"
+            forbid (principal, action in [Capspec::Action::"payments.a", Capspec::Action::"payments.b"], resource) unless { principal in Capspec::Group::"ops" };
+            forbid (principal, action in [Capspec::Action::"payments.c", Capspec::Action::"payments.d"], resource) when { action == Capspec::Action::"payments.d" };
+            forbid (principal, action in [Capspec::Action::"payments.f", Capspec::Action::"payments.g"], resource) when { context.category == "external" };
+            forbid (principal, action in [Capspec::Action::"payments.h", Capspec::Action::"payments.i"], resource) when { context == {"category": "read"} || context.input has x };
+            forbid (principal, action in [Capspec::Action::"payments.j", Capspec::Action::"payments.k"], resource == Capspec::Module::"payments");
+            "#,
+        );
+        let of = |capability, category| Listed { module: "payments", capability, category, upstream: None };
+        let listed = |capability| of(capability, Category::Write);
+        let all = [listed("a"), listed("b"), listed("c"), listed("d"), listed("e"), listed("f"), of("g", Category::External), listed("h"), of("i", Category::Read), listed("j"), Listed { module: "other", ..listed("k") }];
+        let who = Who { principal: "alice", groups: &[] };
+        assert_eq!(p.deny_whatever_input(who, &all), [true, true, false, true, false, false, true, false, false, true, false]);
+        let ops = ["ops".to_string()];
+        assert_eq!(p.deny_whatever_input(Who { principal: "olga", groups: &ops }, &all), [false, false, false, true, false, false, true, false, false, true, false]);
+        for (c, denied) in all.iter().zip(p.deny_whatever_input(who, &all)) {
+            assert_eq!(p.denies_whatever_input(who, c.module, c.capability, c.category, None), denied, "{}", c.capability);
+        }
     }
 
     #[test]

@@ -225,7 +225,8 @@ impl McpHost {
     /// The mount's capabilities.json (the `capspec://capabilities` resource)
     /// when no policy hides any capability.
     pub fn capabilities_json(&self) -> &str {
-        &self.inner.views.everyone().capabilities
+        let views = &self.inner.views;
+        views.capabilities(views.everyone())
     }
 }
 
@@ -541,8 +542,8 @@ impl ServerHandler for McpSession {
     async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, ErrorData> {
         let view = self.view(&context).await;
         let (text, mime) = match request.uri.as_str() {
-            CAPABILITIES_URI => (view.capabilities.as_str(), "application/json"),
-            CATALOG_URI => (view.catalog.as_str(), "text/markdown"),
+            CAPABILITIES_URI => (self.host.inner.views.capabilities(&view), "application/json"),
+            CATALOG_URI => (self.host.inner.views.catalog(&view), "text/markdown"),
             other => {
                 return Err(ErrorData::resource_not_found(format!("no resource `{other}`; this server has {CAPABILITIES_URI} and {CATALOG_URI}"), None));
             }

@@ -10,7 +10,7 @@
 
 #[cfg(feature = "policy")]
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 #[cfg(feature = "policy")]
 use std::sync::RwLock;
 
@@ -50,30 +50,35 @@ impl Surface {
 #[cfg(feature = "policy")]
 const KEPT: usize = 4096;
 
-/// What one principal is shown.
+/// What one principal is shown. Its tools are cut from the surface's
+/// (built once, at start); the catalog and the capabilities resource are
+/// written the first time they are read, except where `execute_code`'s
+/// description needs the catalog at once.
 pub(super) struct View {
     /// What it is not shown; `None` when nothing is hidden.
     pub(super) hidden: Option<Arc<Hidden>>,
     /// Its tools list, in the surface's order.
     pub(super) tools: Vec<Tool>,
-    /// Its catalog (the `capspec://catalog` resource, in `execute_code`'s description).
-    pub(super) catalog: String,
-    /// Its capabilities.json (the `capspec://capabilities` resource).
-    pub(super) capabilities: String,
+    catalog: OnceLock<String>,
+    capabilities: OnceLock<String>,
 }
 
 impl View {
     fn build(what: &Listing, hidden: Hidden) -> View {
-        let mounted = &what.mounted;
-        let catalog = crate::view::catalog(mounted, &hidden);
+        let catalog = OnceLock::new();
         let mut tools = Vec::new();
         if what.surface == Surface::Code {
-            tools.push(tools::execute_code_tool(&catalog));
+            tools.push(tools::execute_code_tool(catalog.get_or_init(|| crate::view::catalog(&what.mounted, &hidden))));
         }
-        tools.extend(listed(mounted, what.surface).into_iter().filter(|s| !hidden.hides(s)).map(tools::capability_tool));
-        let capabilities = tools::capabilities_json(mounted, &what.specifier, &hidden, &what.unmounted);
+        tools.extend(what.tools.iter().filter(|(qualified, _)| !hidden.contains(qualified)).map(|(_, tool)| tool.clone()));
         let hidden = (!hidden.is_empty()).then(|| Arc::new(hidden));
-        View { hidden, tools, catalog, capabilities }
+        View { hidden, tools, catalog, capabilities: OnceLock::new() }
+    }
+
+    /// What it is not shown, empty or not.
+    fn hidden_or_none(&self) -> &Hidden {
+        static NONE: std::sync::LazyLock<Hidden> = std::sync::LazyLock::new(Hidden::default);
+        self.hidden.as_deref().unwrap_or(&NONE)
     }
 
     /// Whether the capability `qualified` is hidden from this view's principal.
@@ -91,12 +96,14 @@ pub(super) fn listed(mounted: &Mounted, surface: Surface) -> Vec<&'static Spec> 
     }
 }
 
-/// What a view is built from.
+/// What a view is built from: the mount, and the tools its surface lists
+/// (each with the capability it calls), built once.
 struct Listing {
     mounted: Mounted,
     surface: Surface,
     specifier: String,
     unmounted: Vec<Value>,
+    tools: Vec<(String, Tool)>,
 }
 
 /// Who a view is kept for.
@@ -110,7 +117,6 @@ struct Key {
 
 /// Every view of one host: everyone's, and those kept per key.
 pub(super) struct Views {
-    #[cfg(feature = "policy")]
     listing: Listing,
     /// What the host serves nobody (a named surface's capabilities outside its globs).
     outside: Hidden,
@@ -126,16 +132,14 @@ impl Views {
     /// (a run as the host prepares every call's) enforces: so what is shown
     /// comes from the very policies that decide the calls.
     pub(super) fn new(mounted: Mounted, surface: Surface, specifier: &str, unmounted: Vec<Value>, probe: &crate::run::Run, outside: Hidden) -> Views {
-        let listing = Listing { mounted, surface, specifier: specifier.to_string(), unmounted };
+        let tools = listed(&mounted, surface).into_iter().map(|s| (format!("{}.{}", s.module, s.name), tools::capability_tool(s))).collect();
+        let listing = Listing { mounted, surface, specifier: specifier.to_string(), unmounted, tools };
         let everyone = Arc::new(View::build(&listing, outside.clone()));
         #[cfg(feature = "policy")]
         let gate = probe.policy_gate().filter(|g| g.mode() == crate::policy_gate::PolicyMode::Enforce && !g.policies().is_empty()).cloned();
         #[cfg(not(feature = "policy"))]
         let _ = probe;
-        #[cfg(not(feature = "policy"))]
-        let _ = listing;
         Views {
-            #[cfg(feature = "policy")]
             listing,
             outside,
             everyone,
@@ -144,6 +148,17 @@ impl Views {
             #[cfg(feature = "policy")]
             kept: RwLock::new(HashMap::new()),
         }
+    }
+
+    /// `view`'s catalog (the `capspec://catalog` resource).
+    pub(super) fn catalog<'v>(&self, view: &'v View) -> &'v str {
+        view.catalog.get_or_init(|| crate::view::catalog(&self.listing.mounted, view.hidden_or_none()))
+    }
+
+    /// `view`'s capabilities.json (the `capspec://capabilities` resource).
+    pub(super) fn capabilities<'v>(&self, view: &'v View) -> &'v str {
+        let listing = &self.listing;
+        view.capabilities.get_or_init(|| tools::capabilities_json(&listing.mounted, &listing.specifier, view.hidden_or_none(), &listing.unmounted))
     }
 
     /// What is shown when no policy hides anything.
