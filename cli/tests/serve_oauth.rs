@@ -46,23 +46,14 @@ fn exchange(addr: &str, method: &str, headers: &[(&str, &str)], path: &str, body
 }
 
 fn post(addr: &str, bearer: &str, session: Option<&str>, message: Value) -> (u16, Vec<(String, String)>, String) {
-    post_to(addr, "/mcp", bearer, session, message)
-}
-
-fn post_to(addr: &str, path: &str, bearer: &str, session: Option<&str>, message: Value) -> (u16, Vec<(String, String)>, String) {
     let auth = format!("Bearer {bearer}");
     let mut headers = vec![("Authorization", auth.as_str()), ("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
     if let Some(session) = session {
         headers.push(("Mcp-Session-Id", session));
     }
-    exchange(addr, "POST", &headers, path, &message.to_string())
+    exchange(addr, "POST", &headers, "/mcp", &message.to_string())
 }
 
-/// The JSON-RPC message of a response, plain or the first SSE event's.
-fn message(body: &str) -> Value {
-    let data = body.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).find(|d| !d.is_empty()).unwrap_or(body);
-    serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {body}"))
-}
 
 #[test]
 fn a_gateway_behind_an_identity_provider_admits_access_tokens_and_never_forwards_them() {
@@ -135,7 +126,8 @@ fn a_gateway_behind_an_identity_provider_admits_access_tokens_and_never_forwards
 /// (both modules, to `ops`) beside `/mcp`. A caller outside a surface's
 /// groups gets 403; inside, its tools list is the surface's, a tool outside
 /// it is an unknown tool, and on stdio `--surface-name` serves it alone,
-/// where an action importing a module outside it is refused by name.
+/// where an action importing a module outside it is refused by name: seen
+/// through the TypeScript SDK's client (tests/ts/surfaces-client.mjs).
 #[test]
 fn named_surfaces_are_checked_against_the_specs_and_served_to_their_groups() {
     let ts = repo_root().join("tests/ts/node_modules/@modelcontextprotocol");
@@ -203,48 +195,20 @@ fn named_surfaces_are_checked_against_the_specs_and_served_to_their_groups() {
 
     let all = "capspec:read capspec:write capspec:execute capspec:external";
     let (sam, carol) = (token_for("sam", "support", all), token_for("carol", "ops", all));
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let base = format!("http://{addr}");
+    let args = [base.as_ref(), sam.as_ref(), carol.as_ref(), env!("CARGO_BIN_EXE_cargo-capspec").as_ref(), project.path().as_os_str()];
+    let Some(last) = capspec_testkit::node_script("surfaces-client.mjs", "@modelcontextprotocol/sdk", &args) else { return };
+    let seen: Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("no JSON summary ({e}): {last}"));
     // Outside the surface's groups: 403, and no session.
-    let (status, _, body) = post_to(&addr, "/mcp/support", &carol, None, init.clone());
-    assert_eq!(status, 403, "{body}");
-    let tools = |path: &str, bearer: &str| -> Vec<String> {
-        let (status, headers, body) = post_to(&addr, path, bearer, None, init.clone());
-        assert_eq!(status, 200, "{path}: {body}");
-        let session = headers.iter().find(|(n, _)| n == "mcp-session-id").unwrap().1.clone();
-        assert_eq!(post_to(&addr, path, bearer, Some(&session), json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).0, 202);
-        let (_, _, body) = post_to(&addr, path, bearer, Some(&session), json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
-        let listed = message(&body)["result"]["tools"].as_array().unwrap_or_else(|| panic!("{body}")).iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
-        let (_, _, body) = post_to(&addr, path, bearer, Some(&session), json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "open_nodes", "arguments": {"names": ["x"]}}}));
-        let called = message(&body);
-        assert_eq!(called.get("error").is_some(), path == "/mcp/support", "open_nodes on {path}: {called}");
-        listed
-    };
-    assert_eq!(tools("/mcp/support", &sam), ["read_graph", "search_nodes"]);
-    let ops = tools("/mcp/ops", &carol);
-    assert!(ops.contains(&"open_nodes".to_string()) && ops.contains(&"read_text_file".to_string()), "{ops:?}");
-    assert_eq!(tools("/mcp", &sam), ops, "the default surface serves every module to everyone");
-    drop(gateway);
-
+    assert_eq!(seen["outside"], 403, "{seen}");
+    assert_eq!(seen["support"]["tools"], json!(["read_graph", "search_nodes"]), "{seen}");
+    assert!(seen["support"]["openNodes"].as_str().unwrap().starts_with("error -32602"), "a tool outside the surface is an unknown tool: {seen}");
+    let ops = seen["ops"]["tools"].as_array().unwrap();
+    assert!(ops.contains(&json!("open_nodes")) && ops.contains(&json!("read_text_file")), "{seen}");
+    assert_eq!(seen["ops"]["openNodes"], "ok", "{seen}");
+    assert_eq!(seen["default"]["tools"], seen["ops"]["tools"], "the default surface serves every module to everyone: {seen}");
     // On stdio, `--surface-name support` alone; an action may not import `fs`.
-    let mut stdio = capspec(&["serve", "--surface", "code", "--surface-name", "support", "--root"]);
-    let mut child = KillOnDrop(stdio.arg(project.path()).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap());
-    let mut input = child.0.stdin.take().unwrap();
-    let mut output = std::io::BufReader::new(child.0.stdout.take().unwrap());
-    let action = "import fs from \"@capspec/host/fs\";\nexport default async () => fs.list_allowed_directories({});";
-    for message in [
-        init,
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "execute_code", "arguments": {"code": action}}}),
-    ] {
-        writeln!(input, "{message}").unwrap();
-    }
-    let mut reply = String::new();
-    while !reply.contains("\"id\":2") {
-        reply.clear();
-        assert!(output.read_line(&mut reply).unwrap() > 0, "the stdio server ended");
-    }
-    let result = &serde_json::from_str::<Value>(&reply).unwrap()["result"];
-    assert_eq!(result["isError"], true, "{result}");
-    let error = result["structuredContent"]["error"]["message"].as_str().unwrap_or_default();
-    assert!(error.contains("@capspec/host/fs"), "the refusal names the module: {result}");
+    assert_eq!((&seen["stdio"]["tools"], &seen["stdio"]["isError"]), (&json!(["execute_code"]), &json!(true)), "{seen}");
+    assert!(seen["stdio"]["error"].as_str().unwrap_or_default().contains("@capspec/host/fs"), "the refusal names the module: {seen}");
+    drop(gateway);
 }

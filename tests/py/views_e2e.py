@@ -75,10 +75,11 @@ async def tools_surface(binary, scratch, views):
     try:
         for who in ["support", "ops", "support_read"]:
             async def work(client):
-                first = [t.name for t in (await client.list_tools()).tools]
+                listed = await client.list_tools()
+                first = [t.name for t in listed.tools]
                 again = [t.name for t in (await client.list_tools()).tools]
                 assert first == again, (first, again)
-                seen = {"tools": first}
+                seen = {"tools": first, "cache_scope": listed.cache_scope}
                 if who == "support":
                     # Left out, and never there: the same answer but the name.
                     hidden = await refusal(client, "which_program")

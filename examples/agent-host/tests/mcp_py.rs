@@ -226,6 +226,8 @@ forbid (principal, action in Capspec::Action::"category:write", resource) when {
     // A category the token's scopes leave out stays visible (the step-up is how it learns).
     assert_eq!(tools("support_read"), support, "{text}");
     let t = &summary["tools"]["support"];
+    // On 2026-07-28 a list that depends on who asks is the caller's alone.
+    assert_eq!(t["cache_scope"], "private", "{text}");
     assert_eq!(t["same_as_unknown"], true, "a left-out tool's answer differs from an unknown one's: {}\n{text}", t["hidden_call"]);
     assert!(!t["hidden_call"].as_str().unwrap().contains("run_command"), "the answer names a left-out tool: {}", t["hidden_call"]);
     assert!(!t["catalog"].as_str().unwrap().contains("## shell") && !t["catalog"].as_str().unwrap().contains("delete_note"), "{text}");
