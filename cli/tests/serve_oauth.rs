@@ -55,6 +55,24 @@ fn post(addr: &str, bearer: &str, session: Option<&str>, message: Value) -> (u16
 }
 
 
+/// `command` (`cargo capspec` in a project) serving the project at `root`
+/// on the tools surface over HTTP behind the fixture issuer: the child, the
+/// address it listens at, and what it printed until then.
+fn gateway(mut command: Command, root: &std::path::Path) -> (KillOnDrop, String, String) {
+    let jwks = repo_root().join("tests/fixtures/oauth/jwks.json");
+    command.args(["serve", "--surface", "tools", "--mode", "auto", "--http", "127.0.0.1:0", "--oauth-issuer", ISSUER, "--resource", RESOURCE, "--jwks-file"]);
+    let mut gateway = KillOnDrop(command.arg(&jwks).arg("--root").arg(root).stderr(Stdio::piped()).spawn().unwrap());
+    let mut stderr = std::io::BufReader::new(gateway.0.stderr.take().unwrap());
+    let (mut printed, mut line) = (String::new(), String::new());
+    while !line.contains("serving MCP at") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "the gateway ended before listening: {printed}");
+        printed.push_str(&line);
+    }
+    let addr = line.trim().rsplit_once("http://").unwrap().1.trim_end_matches("/mcp").to_string();
+    (gateway, addr, printed)
+}
+
 #[test]
 fn a_gateway_behind_an_identity_provider_admits_access_tokens_and_never_forwards_them() {
     let ts = repo_root().join("tests/ts");
@@ -80,16 +98,7 @@ fn a_gateway_behind_an_identity_provider_admits_access_tokens_and_never_forwards
         let out = capspec(args).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
     }
-    let jwks = repo_root().join("tests/fixtures/oauth/jwks.json");
-    let mut serve = capspec(&["serve", "--surface", "tools", "--mode", "auto", "--http", "127.0.0.1:0", "--oauth-issuer", ISSUER, "--resource", RESOURCE, "--jwks-file"]);
-    let mut gateway = KillOnDrop(serve.arg(&jwks).arg("--root").arg(project.path()).stderr(Stdio::piped()).spawn().unwrap());
-    let mut stderr = std::io::BufReader::new(gateway.0.stderr.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("serving MCP at") {
-        line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "the gateway ended before listening");
-    }
-    let addr = line.trim().rsplit_once("http://").unwrap().1.trim_end_matches("/mcp").to_string();
+    let (_gateway, addr, _) = gateway(capspec(&[]), project.path());
 
     // The metadata names the issuer; without a token, a 401 pointing at it.
     let (status, _, metadata) = exchange(&addr, "GET", &[], "/.well-known/oauth-protected-resource/mcp", "");
@@ -179,18 +188,7 @@ fn named_surfaces_are_checked_against_the_specs_and_served_to_their_groups() {
     let out = capspec(&["check"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 
-    let jwks = repo_root().join("tests/fixtures/oauth/jwks.json");
-    let mut serve = capspec(&["serve", "--surface", "tools", "--mode", "auto", "--http", "127.0.0.1:0", "--oauth-issuer", ISSUER, "--resource", RESOURCE, "--jwks-file"]);
-    let mut gateway = KillOnDrop(serve.arg(&jwks).arg("--root").arg(project.path()).stderr(Stdio::piped()).spawn().unwrap());
-    let mut stderr = std::io::BufReader::new(gateway.0.stderr.take().unwrap());
-    let mut printed = String::new();
-    let mut line = String::new();
-    while !line.contains("serving MCP at") {
-        line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "the gateway ended before listening: {printed}");
-        printed.push_str(&line);
-    }
-    let addr = line.trim().rsplit_once("http://").unwrap().1.trim_end_matches("/mcp").to_string();
+    let (gateway, addr, printed) = gateway(capspec(&[]), project.path());
     assert!(printed.contains(&format!("serving surface support at http://{addr}/mcp/support")), "{printed}");
 
     let all = "capspec:read capspec:write capspec:execute capspec:external";
