@@ -485,8 +485,10 @@ fn http_upstream(tls: Option<&Path>) {
 /// a host mounting the server enforces them through in-process `invoke` —
 /// an amount threshold on `decimal` that asks even in `auto`, a number
 /// `decimal` cannot hold refused, `@ask` on an external call, group
-/// membership for the server's writes. With no approver an ask is refused,
-/// and the server never sees the call. `--policy-mode log` only records.
+/// membership for the server's writes (a write this caller can never make
+/// is not shown, and is answered as an unknown tool). With no approver an
+/// ask is refused, and the server never sees the call. `--policy-mode log`
+/// only records.
 #[test]
 fn a_gateways_policies_are_checked_and_enforced_on_an_upstream_server() {
     let Some(modules) = node_modules() else { return };
@@ -531,8 +533,14 @@ fn a_gateways_policies_are_checked_and_enforced_on_an_upstream_server() {
         assert_eq!(refusal(&negative).1, "denied by policy `no-negative-sums`: the ledger takes no negative amounts");
         let external = call(&gateway, "gzip_file_as_resource", json!({"name": "a.gz", "data": "data:text/plain,hello"})).await;
         assert_eq!(refusal(&external).2, json!(["external-asks"]), "{external:#}");
-        let toggled = call(&gateway, "toggle_simulated_logging", json!({})).await;
-        assert_eq!(refusal(&toggled).1, "denied by policy `upstream-writes-ops-only`: only the ops group changes an upstream server's settings");
+        // A write `upstream-writes-ops-only` denies this caller (outside
+        // `ops`) whatever the input is left out of what it is shown, and
+        // answered as an unknown tool (DESIGN §10).
+        let listed: Vec<String> = gateway.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
+        assert!(listed.contains(&"get_sum".to_string()) && !listed.contains(&"toggle_simulated_logging".to_string()), "{listed:?}");
+        let toggled = gateway.call_tool(CallToolRequestParams::new("toggle_simulated_logging")).await.unwrap_err().to_string();
+        let unknown = gateway.call_tool(CallToolRequestParams::new("no_such_tool")).await.unwrap_err().to_string();
+        assert_eq!(toggled.replace("toggle_simulated_logging", "NAME"), unknown.replace("no_such_tool", "NAME"));
         gateway.cancel().await.unwrap();
 
         // A guest action meets the same policies and goes on past a refusal.

@@ -175,7 +175,7 @@ impl Run {
     }
 
     /// The policies, shared: what a surface derives its views from.
-    #[cfg(feature = "policy")]
+    #[cfg(all(feature = "policy", feature = "mcp"))]
     pub(crate) fn policy_gate(&self) -> Option<&Arc<crate::policy_gate::PolicyGate>> {
         self.policies.as_ref()
     }
