@@ -18,7 +18,7 @@ use crate::value::Inexacts;
 use crate::{Category, Effect, Mode, NAMESPACE, category_group, module_group, statements, value};
 
 mod view;
-pub use view::Listed;
+pub use view::{Listed, Plan};
 
 /// How many (principal, groups, action) entity sets a `Policies` keeps.
 const ENTITY_CACHE: usize = 4096;
@@ -165,6 +165,11 @@ pub struct Policies {
     names_users: bool,
     /// What the policies that read anything besides the input and the mode read, by id.
     reads: HashMap<String, view::Reads>,
+    /// Per policy that reads none of that, whether it hides what it applies
+    /// to from everyone ([`Policies::deny_whatever_input`]).
+    everyone: RwLock<HashMap<String, bool>>,
+    /// Each policy in a set of its own, made when first evaluated alone.
+    alone: RwLock<HashMap<String, Arc<PolicySet>>>,
     authorizer: Authorizer,
     user: EntityTypeName,
     group: EntityTypeName,
@@ -209,6 +214,8 @@ impl Policies {
         Policies {
             names_users,
             reads,
+            everyone: RwLock::new(HashMap::new()),
+            alone: RwLock::new(HashMap::new()),
             set,
             infos,
             by_id,

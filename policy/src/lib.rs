@@ -36,7 +36,7 @@ pub use cedar_policy;
 #[cfg(feature = "cedar")]
 pub use miette;
 #[cfg(feature = "cedar")]
-pub use engine::{Evaluation, Listed, LoadError, ParseError, Policies, PolicyInfo, Request, Source, Who};
+pub use engine::{Evaluation, Listed, LoadError, Plan, ParseError, Policies, PolicyInfo, Request, Source, Who};
 
 /// The safety category of a capability. Closed and required: there is no
 /// default, so an unclassified capability cannot load.

@@ -15,24 +15,55 @@ use crate::spec::Module;
 #[cfg(feature = "policy")]
 use crate::spec::Spec;
 
-/// What the project's policies deny `principal` whatever the input and the
-/// mode, among `mounted`'s capabilities. Nothing in `log` mode: there the
-/// policies decide no call.
+/// `mounted`'s capabilities as the policies see them, and what deciding
+/// them for a principal comes down to ([`capspec_policy::Policies::plan`]):
+/// worked out once per host, at its first view.
 #[cfg(feature = "policy")]
-pub fn hidden(mounted: &Mounted, gate: &crate::policy_gate::PolicyGate, principal: &crate::principal::Principal) -> Hidden {
+pub struct Planned {
+    specs: Vec<&'static Spec>,
+    upstreams: Vec<Option<String>>,
+    plan: capspec_policy::Plan,
+}
+
+#[cfg(feature = "policy")]
+impl Planned {
+    /// The plan of `mounted` under `gate`'s policies.
+    pub fn new(mounted: &Mounted, gate: &crate::policy_gate::PolicyGate) -> Planned {
+        // A module's capabilities are all its upstream server's, or all local.
+        let (mut specs, mut upstreams) = (Vec::new(), Vec::new());
+        for module in mounted.modules() {
+            let upstream = module.specs.first().and_then(|s| mounted.upstream_of(&format!("{}.{}", s.module, s.name))).map(str::to_string);
+            for spec in module.specs {
+                specs.push(spec);
+                upstreams.push(upstream.clone());
+            }
+        }
+        let plan = capspec_policy::Plan::default();
+        let mut planned = Planned { specs, upstreams, plan };
+        planned.plan = gate.policies().plan(&planned.listed());
+        planned
+    }
+
+    fn listed(&self) -> Vec<capspec_policy::Listed<'_>> {
+        self.specs
+            .iter()
+            .zip(&self.upstreams)
+            .map(|(s, u)| capspec_policy::Listed { module: s.module, capability: s.name, category: s.category, upstream: u.as_deref() })
+            .collect()
+    }
+}
+
+/// What the project's policies deny `principal` whatever the input and the
+/// mode, among the capabilities `planned` holds. Nothing in `log` mode:
+/// there the policies decide no call.
+#[cfg(feature = "policy")]
+pub fn hidden(planned: &Planned, gate: &crate::policy_gate::PolicyGate, principal: &crate::principal::Principal) -> Hidden {
     if gate.mode() == crate::policy_gate::PolicyMode::Log || gate.policies().is_empty() {
         return Hidden::default();
     }
     let who = capspec_policy::Who { principal: principal.id(), groups: principal.groups() };
-    let specs: Vec<&Spec> = mounted.modules().flat_map(|m| m.specs.iter()).collect();
-    let qualified: Vec<String> = specs.iter().map(|s| format!("{}.{}", s.module, s.name)).collect();
-    let listed: Vec<capspec_policy::Listed<'_>> = specs
-        .iter()
-        .zip(&qualified)
-        .map(|(s, q)| capspec_policy::Listed { module: s.module, capability: s.name, category: s.category, upstream: mounted.upstream_of(q) })
-        .collect();
-    let denied = gate.policies().deny_whatever_input(who, &listed);
-    Hidden::new(qualified.into_iter().zip(denied).filter(|(_, d)| *d).map(|(q, _)| q))
+    let denied = gate.policies().deny_planned(&planned.plan, who, &planned.listed());
+    Hidden::new(planned.specs.iter().zip(denied).filter(|(_, d)| *d).map(|(s, _)| format!("{}.{}", s.module, s.name)))
 }
 
 /// The prompt catalog of `mounted` without the hidden capabilities: their

@@ -17,9 +17,13 @@ impl Policies {
     /// neither is one no policy applies to.
     pub fn denies_whatever_input(&self, who: Who<'_>, module: &str, capability: &str, category: Category, upstream: Option<&str>) -> bool {
         let applicable = self.for_action(module, capability, category);
-        if applicable.is_empty() {
-            return false;
-        }
+        !applicable.is_empty() && self.partially(&applicable, who, &Listed { module, capability, category, upstream })
+    }
+
+    /// Whether, among `set`, a forbid holds or a policy fails for `who`
+    /// calling `c` whatever the input and the mode.
+    fn partially(&self, set: &PolicySet, who: Who<'_>, c: &Listed<'_>) -> bool {
+        let Listed { module, capability, category, upstream } = *c;
         let mut context = vec![
             ("input".to_string(), RestrictedExpression::new_unknown("input")),
             ("mode".to_string(), RestrictedExpression::new_unknown("mode")),
@@ -34,7 +38,7 @@ impl Policies {
         let entities = self.entities(who, module, category, &principal, &action);
         let resource = EntityUid::from_type_name_and_id(self.module.clone(), EntityId::new(module));
         let request = cedar_policy::Request::new(principal, action, resource, context, None).expect("no schema to check against");
-        let response = self.authorizer.is_authorized_partial(&request, &applicable, entities.as_ref());
+        let response = self.authorizer.is_authorized_partial(&request, set, entities.as_ref());
         if response.definitely_errored().next().is_some() {
             return true;
         }
@@ -42,32 +46,78 @@ impl Policies {
     }
 
     /// For each of `capabilities`, [`Policies::denies_whatever_input`] for
-    /// `who`, evaluated once per set of alike capabilities. Cedar's requests
-    /// for two capabilities differ only in the action, the resource (the
-    /// module) and the context's `category` and `upstream`; capabilities
-    /// with the same applicable policies share the answer unless one of
-    /// those policies reads what differs: the action in its conditions (its
-    /// scope matched both, which is why it applies), the resource, or the
-    /// context beyond `input` and `mode` (which are unknown here anyway).
+    /// `who`: [`Policies::plan`] then [`Policies::deny_planned`].
     pub fn deny_whatever_input(&self, who: Who<'_>, capabilities: &[Listed<'_>]) -> Vec<bool> {
-        let mut decided: std::collections::HashMap<Alike<'_>, bool> = std::collections::HashMap::new();
-        capabilities
-            .iter()
-            .map(|c| {
-                let applicable = self.for_action(c.module, c.capability, c.category);
-                if applicable.is_empty() {
-                    return false;
+        self.deny_planned(&self.plan(capabilities), who, capabilities)
+    }
+
+    /// What deciding `capabilities` for a principal comes down to, worked
+    /// out once. Cedar evaluates policies one by one, and a capability is
+    /// hidden when one of its applicable policies, alone, holds as a forbid
+    /// or fails; so each policy is evaluated alone, as seldom as what it
+    /// reads allows. One that reads nothing that differs between requests
+    /// beyond the input and the mode (no principal, no action in its
+    /// conditions — its scope matched, which is why it applies — no
+    /// resource, no other context) has one answer for every principal and
+    /// capability: evaluated here. What is left depends on the principal.
+    pub fn plan(&self, capabilities: &[Listed<'_>]) -> Plan {
+        let anyone = Who { principal: "", groups: &[] };
+        let mut always = vec![false; capabilities.len()];
+        let mut depends = Vec::new();
+        for (i, c) in capabilities.iter().enumerate() {
+            let mut left = Vec::new();
+            for policy in self.for_action(c.module, c.capability, c.category).policies() {
+                let id: &str = policy.id().as_ref();
+                let reads = self.reads.get(id).copied().unwrap_or_default();
+                let per_capability = reads.action || reads.resource || reads.context;
+                if per_capability || reads.principal {
+                    left.push(Alone { id: id.to_string(), per_capability, set: self.alone(policy) });
+                    continue;
                 }
-                let mut ids: Vec<String> = applicable.policies().map(|p| p.id().to_string()).collect();
-                let reads = ids.iter().filter_map(|id| self.reads.get(id)).fold(Reads::default(), |a, b| a.or(*b));
-                if reads.action {
-                    return self.denies_whatever_input(who, c.module, c.capability, c.category, c.upstream);
+                let known = self.everyone.read().unwrap_or_else(|e| e.into_inner()).get(id).copied();
+                let hides = known.unwrap_or_else(|| {
+                    let hides = self.partially(&self.alone(policy), anyone, c);
+                    self.everyone.write().unwrap_or_else(|e| e.into_inner()).insert(id.to_string(), hides);
+                    hides
+                });
+                if hides {
+                    always[i] = true;
+                    break;
                 }
-                ids.sort();
-                let key = (ids, reads.resource.then_some(c.module), reads.context.then_some((c.category, c.upstream)));
-                *decided.entry(key).or_insert_with(|| self.denies_whatever_input(who, c.module, c.capability, c.category, c.upstream))
-            })
-            .collect()
+            }
+            if !always[i] && !left.is_empty() {
+                depends.push((i, left));
+            }
+        }
+        Plan { always, depends }
+    }
+
+    /// For each of `capabilities` (those `plan` was made for), whether the
+    /// policies deny it to `who` whatever the input and the mode: only
+    /// what depends on the principal is evaluated, each policy that reads
+    /// the principal alone once.
+    pub fn deny_planned(&self, plan: &Plan, who: Who<'_>, capabilities: &[Listed<'_>]) -> Vec<bool> {
+        let mut out = plan.always.clone();
+        let mut mine: std::collections::HashMap<&str, bool> = std::collections::HashMap::new();
+        for (i, left) in &plan.depends {
+            let c = &capabilities[*i];
+            out[*i] = left.iter().any(|p| match p.per_capability {
+                true => self.partially(&p.set, who, c),
+                false => *mine.entry(p.id.as_str()).or_insert_with(|| self.partially(&p.set, who, c)),
+            });
+        }
+        out
+    }
+
+    /// A set of `policy` alone, made once.
+    fn alone(&self, policy: &cedar_policy::Policy) -> std::sync::Arc<PolicySet> {
+        let id: &str = policy.id().as_ref();
+        if let Some(set) = self.alone.read().unwrap_or_else(|e| e.into_inner()).get(id) {
+            return set.clone();
+        }
+        let set = std::sync::Arc::new(PolicySet::from_policies([policy.clone()]).expect("one policy"));
+        self.alone.write().unwrap_or_else(|e| e.into_inner()).insert(id.to_string(), set.clone());
+        set
     }
 
     /// Whether some policy names a user by id (`User::"alice"`): then two
@@ -78,14 +128,12 @@ impl Policies {
     }
 }
 
-/// What capabilities share to share an answer: their applicable policies'
-/// ids (sorted), and their module, category and upstream where a policy
-/// reads them.
-type Alike<'a> = (Vec<String>, Option<&'a str>, Option<(Category, Option<&'a str>)>);
-
-/// What a policy reads that differs between capabilities (beyond its scope's action).
+/// What a policy reads that differs between requests, beyond the input and
+/// the mode (and its scope's action, which matched).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Reads {
+    /// `principal`, in its scope or its conditions.
+    principal: bool,
     /// `action` in its conditions.
     action: bool,
     /// `resource`, in its scope or its conditions.
@@ -95,9 +143,23 @@ pub(super) struct Reads {
 }
 
 impl Reads {
-    fn or(self, other: Reads) -> Reads {
-        Reads { action: self.action || other.action, resource: self.resource || other.resource, context: self.context || other.context }
-    }
+}
+
+/// [`Policies::plan`]'s answer: what hides a capability from everyone, and
+/// per capability the policies left to evaluate for a principal.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    always: Vec<bool>,
+    depends: Vec<(usize, Vec<Alone>)>,
+}
+
+/// A policy in a set of its own, and whether it is evaluated per
+/// capability (else once per principal).
+#[derive(Debug, Clone)]
+struct Alone {
+    id: String,
+    per_capability: bool,
+    set: std::sync::Arc<PolicySet>,
 }
 
 /// One capability, as [`Policies::deny_whatever_input`] takes it.
@@ -124,6 +186,7 @@ pub(super) fn reading(set: &PolicySet) -> std::collections::HashMap<String, Read
         match value {
             Value::Object(map) => {
                 match map.get("Var").and_then(Value::as_str) {
+                    Some("principal") => reads.principal = true,
                     Some("action") => reads.action = true,
                     Some("resource") => reads.resource = true,
                     Some("context") if !accessed => reads.context = true,
@@ -153,10 +216,11 @@ pub(super) fn reading(set: &PolicySet) -> std::collections::HashMap<String, Read
             let mut reads = Reads::default();
             match policy.to_json() {
                 Ok(json) => walk(&json["conditions"], false, &mut reads),
-                Err(_) => reads = Reads { action: true, resource: true, context: true },
+                Err(_) => reads = Reads { principal: true, action: true, resource: true, context: true },
             }
             reads.resource |= !matches!(policy.resource_constraint(), cedar_policy::ResourceConstraint::Any);
-            (reads.action || reads.resource || reads.context).then(|| (policy.id().to_string(), reads))
+            reads.principal |= !matches!(policy.principal_constraint(), cedar_policy::PrincipalConstraint::Any);
+            (reads.principal || reads.action || reads.resource || reads.context).then(|| (policy.id().to_string(), reads))
         })
         .collect()
 }

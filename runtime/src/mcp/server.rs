@@ -212,14 +212,15 @@ impl McpHost {
 
     /// The tools a session lists when no policy hides any.
     pub fn tools(&self) -> &[Tool] {
-        &self.inner.views.everyone().tools
+        self.inner.views.all()
     }
 
     /// The tools a session of `principal` lists (`tools/list`): those no
     /// policy denies it whatever the input and mode. The view is worked out
     /// the first time its key is seen, then kept.
     pub fn tools_for(&self, principal: &Principal) -> Vec<Tool> {
-        self.inner.views.of(principal).tools.clone()
+        let views = &self.inner.views;
+        views.tools(&views.of(principal))
     }
 
     /// The mount's capabilities.json (the `capspec://capabilities` resource)
@@ -337,7 +338,7 @@ impl McpSession {
 /// or one its caller is not shown: the tools `view` lists are named (an
 /// alias or a deferred tool never is).
 fn unknown_tool(shared: &Shared, view: &View, name: &str) -> ErrorData {
-    let listed = view.tools.iter().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(", ");
+    let listed = shared.views.names(view).map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ");
     let message = format!("Unknown tool: {name} (this server's {} surface lists {listed})", surface_name(shared.surface));
     let data = json!({"error": ErrorCode::UnknownCapability, "message": message, "capability": name});
     ErrorData::invalid_params(message, Some(data))
@@ -465,7 +466,7 @@ impl ServerHandler for McpSession {
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
-        let listed = ListToolsResult::with_all_items(self.view(&context).await.tools.clone());
+        let listed = ListToolsResult::with_all_items(self.host.inner.views.tools(&*self.view(&context).await));
         // A list that depends on who asks is the caller's alone (2026-07-28's cache scope).
         Ok(if self.host.inner.views.per_principal() { listed.with_cache_scope(rmcp::model::CacheScope::Private) } else { listed })
     }

@@ -57,8 +57,10 @@ const KEPT: usize = 4096;
 pub(super) struct View {
     /// What it is not shown; `None` when nothing is hidden.
     pub(super) hidden: Option<Arc<Hidden>>,
-    /// Its tools list, in the surface's order.
-    pub(super) tools: Vec<Tool>,
+    /// `execute_code`, described with this view's catalog (code surface).
+    execute_code: Option<Tool>,
+    /// Which of the surface's tools it lists, by position.
+    picks: Vec<usize>,
     catalog: OnceLock<String>,
     capabilities: OnceLock<String>,
 }
@@ -66,13 +68,10 @@ pub(super) struct View {
 impl View {
     fn build(what: &Listing, hidden: Hidden) -> View {
         let catalog = OnceLock::new();
-        let mut tools = Vec::new();
-        if what.surface == Surface::Code {
-            tools.push(tools::execute_code_tool(catalog.get_or_init(|| crate::view::catalog(&what.mounted, &hidden))));
-        }
-        tools.extend(what.tools.iter().filter(|(qualified, _)| !hidden.contains(qualified)).map(|(_, tool)| tool.clone()));
+        let execute_code = (what.surface == Surface::Code).then(|| tools::execute_code_tool(catalog.get_or_init(|| crate::view::catalog(&what.mounted, &hidden))));
+        let picks = what.tools.iter().enumerate().filter(|(_, (qualified, _))| !hidden.contains(qualified)).map(|(i, _)| i).collect();
         let hidden = (!hidden.is_empty()).then(|| Arc::new(hidden));
-        View { hidden, tools, catalog, capabilities: OnceLock::new() }
+        View { hidden, execute_code, picks, catalog, capabilities: OnceLock::new() }
     }
 
     /// What it is not shown, empty or not.
@@ -118,11 +117,15 @@ struct Key {
 /// Every view of one host: everyone's, and those kept per key.
 pub(super) struct Views {
     listing: Listing,
+    /// Everyone's tools list, whole.
+    all: Vec<Tool>,
     /// What the host serves nobody (a named surface's capabilities outside its globs).
     outside: Hidden,
     everyone: Arc<View>,
     #[cfg(feature = "policy")]
     gate: Option<Arc<crate::policy_gate::PolicyGate>>,
+    #[cfg(feature = "policy")]
+    planned: OnceLock<crate::view::Planned>,
     #[cfg(feature = "policy")]
     kept: RwLock<HashMap<Key, Arc<View>>>,
 }
@@ -135,19 +138,45 @@ impl Views {
         let tools = listed(&mounted, surface).into_iter().map(|s| (format!("{}.{}", s.module, s.name), tools::capability_tool(s))).collect();
         let listing = Listing { mounted, surface, specifier: specifier.to_string(), unmounted, tools };
         let everyone = Arc::new(View::build(&listing, outside.clone()));
+        let all = Views::list(&listing, &everyone);
         #[cfg(feature = "policy")]
         let gate = probe.policy_gate().filter(|g| g.mode() == crate::policy_gate::PolicyMode::Enforce && !g.policies().is_empty()).cloned();
         #[cfg(not(feature = "policy"))]
         let _ = probe;
         Views {
+            all,
             listing,
             outside,
             everyone,
             #[cfg(feature = "policy")]
             gate,
             #[cfg(feature = "policy")]
+            planned: OnceLock::new(),
+            #[cfg(feature = "policy")]
             kept: RwLock::new(HashMap::new()),
         }
+    }
+
+    fn list(listing: &Listing, view: &View) -> Vec<Tool> {
+        let mut out = Vec::with_capacity(view.picks.len() + 1);
+        out.extend(view.execute_code.iter().cloned());
+        out.extend(view.picks.iter().map(|&i| listing.tools[i].1.clone()));
+        out
+    }
+
+    /// `view`'s tools list (`tools/list`), in the surface's order.
+    pub(super) fn tools(&self, view: &View) -> Vec<Tool> {
+        if std::ptr::eq(view, &*self.everyone) { self.all.clone() } else { Views::list(&self.listing, view) }
+    }
+
+    /// The tools a caller who is not hidden anything is shown.
+    pub(super) fn all(&self) -> &[Tool] {
+        &self.all
+    }
+
+    /// The names of `view`'s tools, in order.
+    pub(super) fn names<'v>(&'v self, view: &'v View) -> impl Iterator<Item = &'v str> {
+        view.execute_code.iter().map(|t| t.name.as_ref()).chain(view.picks.iter().map(|&i| self.listing.tools[i].1.name.as_ref()))
     }
 
     /// `view`'s catalog (the `capspec://catalog` resource).
@@ -174,7 +203,8 @@ impl Views {
             if let Some(view) = self.kept.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
                 return view.clone();
             }
-            let hidden = crate::view::hidden(&self.listing.mounted, gate, principal).with(&self.outside);
+            let planned = self.planned.get_or_init(|| crate::view::Planned::new(&self.listing.mounted, gate));
+            let hidden = crate::view::hidden(planned, gate, principal).with(&self.outside);
             let view = if hidden == self.outside { self.everyone.clone() } else { Arc::new(View::build(&self.listing, hidden)) };
             let mut kept = self.kept.write().unwrap_or_else(|e| e.into_inner());
             if kept.len() >= KEPT {
