@@ -194,8 +194,14 @@ impl McpHost {
         }
         // The views come from the policies every call's run carries.
         let probe = prepare(Gate::new(mode, Arc::new(crate::gate::HeadlessApprover::new("a view")), SessionAllow::new()));
-        let outside = mounted.modules().flat_map(|m| m.specs.iter()).map(|s| format!("{}.{}", s.module, s.name));
-        let outside = crate::view::Hidden::new(outside.filter(|q| !limit.is_empty() && !limit.iter().any(|g| capspec_names::glob_matches(g, q))));
+        // A named surface's capabilities outside its globs: shown to nobody.
+        let outside = match limit.is_empty() {
+            true => crate::view::Hidden::default(),
+            false => {
+                let qualified = mounted.modules().flat_map(|m| m.specs.iter()).map(|s| format!("{}.{}", s.module, s.name));
+                crate::view::Hidden::new(qualified.filter(|q| !limit.iter().any(|g| capspec_names::glob_matches(g, q))))
+            }
+        };
         let views = Views::new(mounted.clone(), surface, guest.import_specifier(), unmounted.clone(), &probe, outside);
         let modules = mounted.module_names().join(", ");
         let instructions = match surface {
@@ -479,8 +485,11 @@ impl ServerHandler for McpSession {
         let shared = &self.host.inner;
         match shared.callable.get(request.name.as_ref()) {
             None => return Err(unknown_tool(shared, &shared.views.of(&principal_of(&context)), &request.name)),
-            Some(Callable::Capability { qualified, .. }) if shared.views.filters() && self.view(&context).await.hides(qualified) => {
-                return Err(unknown_tool(shared, &shared.views.of(&principal_of(&context)), &request.name));
+            Some(Callable::Capability { qualified, .. }) if shared.views.filters() => {
+                let view = self.view(&context).await;
+                if view.hides(qualified) {
+                    return Err(unknown_tool(shared, &view, &request.name));
+                }
             }
             Some(_) => {}
         }
