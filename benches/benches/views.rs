@@ -19,9 +19,17 @@
 //! the group `owners` whatever the input (they hide 1,000 capabilities from
 //! everyone else). Goals (issue #59): `new_principal` ≤ 2×, `seen_principal`
 //! ≤ 1.05× `no_policies`.
+//!
+//! Each row above is measured on a host of its own, one after another, so
+//! a ratio of two rows also holds whatever the machine did between them.
+//! After them (with `--bench`), `paired` measures the like-for-like rows
+//! interleaved: in each round every row in turn, in a rotating order, on
+//! hosts that all exist at once, and each round's ratios to `no_policies`
+//! (see BENCHMARKS.md).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
 
 use capspec::mcp::{McpHost, Surface};
 use capspec::policy::{Policies, PolicyGate, PolicyMode, Source};
@@ -39,6 +47,75 @@ const PER_MODULE: usize = 100;
 
 fn main() {
     divan::main();
+    if std::env::args().any(|a| a == "--bench") {
+        paired();
+    }
+}
+
+/// Rounds of `paired`, and `tools/list`s per row in each.
+const ROUNDS: usize = 60;
+const PER_ROUND: usize = 5;
+
+/// The rows measured interleaved (see the module's comment): per round, a
+/// row's time is the mean of its `PER_ROUND` lists; printed are the
+/// medians and quartiles over the rounds of each row's time and of its
+/// ratio to `no_policies` in the same round.
+fn paired() {
+    let policed = host(Some(policies()));
+    let plain = host(None);
+    let someone = Principal::with_groups("someone", ["staff"]);
+    let owner = Principal::with_groups("owner", ["owners"]);
+    let staff = Principal::with_groups("staff", ["staff"]);
+    list(&policed, &owner);
+    list(&policed, &staff);
+    let mut next = 0usize;
+    let mut fresh = |owners: bool| -> Vec<Principal> {
+        (0..PER_ROUND)
+            .map(|_| {
+                next += 1;
+                Principal::with_groups(format!("user-{next}"), [Some(format!("team-{next}")), owners.then(|| "owners".to_string())].into_iter().flatten())
+            })
+            .collect()
+    };
+    const ROWS: [&str; 5] = ["no_policies", "seen_principal_shown_all", "seen_principal", "new_principal_shown_all", "new_principal"];
+    let mut times: [Vec<f64>; 5] = Default::default();
+    for round in 0..ROUNDS + 2 {
+        for k in 0..ROWS.len() {
+            let row = (round + k) % ROWS.len();
+            let principals = match row {
+                0 => vec![someone.clone(); PER_ROUND],
+                1 => vec![owner.clone(); PER_ROUND],
+                2 => vec![staff.clone(); PER_ROUND],
+                3 => fresh(true),
+                _ => fresh(false),
+            };
+            let on = if row == 0 { &plain } else { &policed };
+            let start = Instant::now();
+            for principal in &principals {
+                divan::black_box(list(on, divan::black_box(principal)));
+            }
+            let took = start.elapsed().as_secs_f64() / PER_ROUND as f64;
+            // The first two rounds warm up.
+            if round >= 2 {
+                times[row].push(took);
+            }
+        }
+    }
+    println!("\npaired: {ROUNDS} rounds, each row {PER_ROUND} lists a round, interleaved in a rotating order");
+    println!("{:<26} {:>10} {:>10} {:>10}   {:>7} {:>7} {:>7}", "row", "p25", "median", "p75", "× p25", "× med", "× p75");
+    for (row, name) in ROWS.iter().enumerate() {
+        let ratios: Vec<f64> = times[row].iter().zip(&times[0]).map(|(t, base)| t / base).collect();
+        let (t, r) = (quartiles(&times[row]), quartiles(&ratios));
+        println!("{name:<26} {:>8.2}ms {:>8.2}ms {:>8.2}ms   {:>7.3} {:>7.3} {:>7.3}", t[0] * 1e3, t[1] * 1e3, t[2] * 1e3, r[0], r[1], r[2]);
+    }
+}
+
+/// The first quartile, the median and the third quartile of `values`.
+fn quartiles(values: &[f64]) -> [f64; 3] {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+    [at(0.25), at(0.5), at(0.75)]
 }
 
 fn leak(text: String) -> &'static str {
@@ -116,8 +193,11 @@ fn host(policies: Option<Policies>) -> McpHost {
     let (modules, forwards) = modules();
     let registry = Registry::with_forwards(&modules, std::iter::empty(), std::iter::empty(), forwards).expect("the bench registry builds");
     let host = McpHost::new(capspec::guest::Guest::new(registry.mount_all()), Surface::Tools, Mode::Auto);
+    // Both hosts are built twice (`prepare_run` builds the host again), so
+    // their tools lie alike in memory: built once, the no-policies host's
+    // lie among the temporaries of their building and are slower to read.
     match policies {
-        None => host,
+        None => host.prepare_run(Run::new),
         Some(policies) => {
             let gate = Arc::new(PolicyGate::new(policies, PolicyMode::Enforce));
             host.prepare_run(move |gate_| Run::new(gate_).with_policies(gate.clone()))

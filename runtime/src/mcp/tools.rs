@@ -63,7 +63,12 @@ pub(super) fn capability_tool(spec: &Spec) -> Tool {
     if let Some(output) = output_schema(&entry["output_schema"]) {
         tool["outputSchema"] = output;
     }
-    decode(tool)
+    let mut tool: Tool = decode(tool);
+    // The spec's own text, borrowed: a `tools/list` clones every tool, and
+    // a borrowed name and description clone without allocating.
+    tool.name = std::borrow::Cow::Borrowed(spec.wire_name);
+    tool.description = Some(std::borrow::Cow::Borrowed(spec.description));
+    tool
 }
 
 /// The spec's output schema as MCP takes it: an object schema with `type`
