@@ -208,3 +208,32 @@ fn a_plain_tools_call_allocates_no_more_than_its_baseline() {
         "a plain tools/call moved more than 5 % from its baseline on {off:?}:\n{report}\nA rise is a cost every call pays: find it (a feature the call does not use?). A fall is good news: set BASELINE to the new figure, with the reason in BENCHMARKS.md."
     );
 }
+
+/// Bytes of the future of one `tools/call` (`McpSession::call_tool`) when
+/// this was last set, in the build `cargo test` makes. rmcp moves the
+/// future of every request's handler into a task of its own, by copy; on
+/// 2026-07-28, whose every request is served by a new service, the copies
+/// of a future that held a call's whole state inline (3,648 bytes) were 18 %
+/// of a call's instructions under callgrind (BENCHMARKS.md, "Serving as
+/// fast as rmcp").
+const CALL_FUTURE_BYTES: usize = 1_632;
+
+/// The size of the future `f` returns: its type, not a value, is all
+/// this needs.
+fn future_size<F, Fut>(_: F) -> usize
+where
+    F: FnOnce(capspec::mcp::McpSession, rmcp::model::CallToolRequestParams, rmcp::service::RequestContext<rmcp::RoleServer>) -> Fut,
+{
+    std::mem::size_of::<Fut>()
+}
+
+#[test]
+fn a_tools_call_s_future_stays_as_small_as_its_baseline() {
+    use rmcp::ServerHandler;
+    let bytes = future_size(|session, request, context| async move { session.call_tool(request, context).await });
+    println!("a tools/call's future: {bytes} bytes (baseline {CALL_FUTURE_BYTES})");
+    assert!(
+        bytes <= CALL_FUTURE_BYTES + CALL_FUTURE_BYTES / 20,
+        "a tools/call's future grew from {CALL_FUTURE_BYTES} to {bytes} bytes: rmcp copies it for every request. Box what it awaits that is big and seldom (see McpSession::call), or set the baseline with the reason in BENCHMARKS.md."
+    );
+}

@@ -255,7 +255,8 @@ impl McpSession {
         if let Some(shown) = &self.shown {
             if shown.changed(&view) && context.protocol_version().is_none_or(|v| v.has_initialize()) {
                 // A client that has gone is no reason to fail the request.
-                let _ = context.peer.notify_tool_list_changed().await;
+                // Boxed, as it is seldom sent: every request's future stays small.
+                let _ = Box::pin(context.peer.notify_tool_list_changed()).await;
             }
         }
         view
@@ -309,7 +310,9 @@ impl McpSession {
 
     /// One `tools/call`, in its `mcp.request` span (the parent of its calls' spans).
     async fn call(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>, links: Option<&Arc<approve::Links>>) -> rmcp::model::CallToolResult {
-        tracing::Instrument::instrument(self.call_in_span(name, arguments, context, stateless, links), request_span(name, context)).await
+        // Boxed: the call's state lives on the heap, so the handler's
+        // future, which rmcp moves into a task per request, stays small.
+        Box::pin(tracing::Instrument::instrument(self.call_in_span(name, arguments, context, stateless, links), request_span(name, context))).await
     }
 
     async fn call_in_span(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>, links: Option<&Arc<approve::Links>>) -> rmcp::model::CallToolResult {
@@ -513,7 +516,7 @@ impl ServerHandler for McpSession {
         // 2026-07-28: stateless; an ask is an input_required round, and an
         // action that asks is resumed by replay.
         if matches!(self.host.inner.callable.get(request.name.as_ref()), Some(Callable::ExecuteCode)) {
-            return Ok(tracing::Instrument::instrument(self.action_round(&arguments, request.request_state.as_deref(), request.input_responses.as_ref(), &context), request_span(EXECUTE_CODE, &context)).await);
+            return Ok(Box::pin(tracing::Instrument::instrument(self.action_round(&arguments, request.request_state.as_deref(), request.input_responses.as_ref(), &context), request_span(EXECUTE_CODE, &context))).await);
         }
         // The person declined the link a round before asked them to open
         // (a `per-user` upstream's authorization): the call ends, as on
