@@ -21,7 +21,7 @@
 //! ≤ 1.05× `no_policies`.
 //!
 //! Each row above is measured on a host of its own, one after another, so
-//! a ratio of two rows also holds whatever the machine did between them.
+//! a ratio of two rows also carries whatever the machine did between them.
 //! After them (with `--bench`), `paired` measures the like-for-like rows
 //! interleaved: in each round every row in turn, in a rotating order, on
 //! hosts that all exist at once, and each round's ratios to `no_policies`
