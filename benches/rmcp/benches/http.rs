@@ -14,7 +14,12 @@
 //! and revisions in an order that rotates, so each meets the same stretches
 //! of a shared machine. Printed per server and revision: calls per second
 //! (median over the batches), p50 and p99 latency over every call, and the
-//! ratios to plain rmcp on the same revision.
+//! ratios to plain rmcp on the same revision: of the medians, and the median
+//! of each round's ratio (a row's batch over rmcp's of the same round, which
+//! ran seconds before or after it), with its quartiles. And the CPU time
+//! each call cost this process's threads (servers and client alike; Linux's
+//! schedstat), as a median and per round over rmcp's: what the machine pays
+//! per call, which idle gaps in a batch do not move.
 //!
 //! capspec's server runs twice: behind the shared token, and as an OAuth
 //! resource server (DESIGN §13) whose `SESSIONS` clients each hold their own
@@ -29,13 +34,19 @@
 //! call in the audit log (DESIGN §15): to SQLite, and to a Postgres server of
 //! its own where Debian's postgresql is installed.
 //!
-//! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS] [audit] [clients=N] [only=S:R]`
+//! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS] [audit|serving] [clients=N] [calls=N] [workers=N] [only=S:R]`
 //!
 //! With `audit`, only the rows the audit log's ratios need run (plain rmcp,
 //! capspec behind the shared token, and the audited servers), and token
-//! validation is left out. `clients=N` runs N clients at once instead of
-//! `SESSIONS`, making as many calls per batch between them (`clients=1`:
-//! what an audited call adds to one client's round trip). `only=S:R` runs
+//! validation is left out. With `serving`, only plain rmcp, rmcp with the
+//! receipt and capspec behind the shared token run: no audit store's
+//! writes after a batch reach into the next. `clients=N` runs N clients at
+//! once instead of `SESSIONS`, making as many calls per batch between them
+//! (`clients=1`: what an audited call adds to one client's round trip).
+//! `calls=N`: each of the `SESSIONS` clients' share of a batch is N calls
+//! (`CALLS` unless given); longer batches, less noise in each. `workers=N`:
+//! the servers' and the client's runtime on N threads (2 unless given; with
+//! 1, nothing crosses between cores). `only=S:R` runs
 //! the S-th server's batches on revision R alone (0: 2025-11-25), for a
 //! profiler, and prints no figures.
 
@@ -58,7 +69,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 /// Concurrent clients (sessions on 2025-11-25) per batch.
 const SESSIONS: usize = 32;
-/// Calls each client makes per batch.
+/// Calls each client makes per batch, unless `calls=N` says.
 const CALLS: usize = 20;
 /// Rounds before timing starts.
 const WARM_UP: usize = 2;
@@ -82,11 +93,15 @@ impl Revision {
 fn main() {
     let rounds = std::env::args().skip(1).find_map(|a| a.parse::<usize>().ok()).unwrap_or(12);
     let audit_only = std::env::args().skip(1).any(|a| a == "audit");
+    let serving_only = std::env::args().skip(1).any(|a| a == "serving");
     let clients = std::env::args().skip(1).find_map(|a| a.strip_prefix("clients=").and_then(|n| n.parse::<usize>().ok())).unwrap_or(SESSIONS).clamp(1, SESSIONS);
+    // `workers=N`: the runtime's worker threads (2, the machine's cores, unless given).
+    let workers = std::env::args().skip(1).find_map(|a| a.strip_prefix("workers=").and_then(|n| n.parse::<usize>().ok())).unwrap_or(2).max(1);
+    let per_batch = SESSIONS * std::env::args().skip(1).find_map(|a| a.strip_prefix("calls=").and_then(|n| n.parse::<usize>().ok())).unwrap_or(CALLS).max(1);
     // `only=S:R`: server S's row on revision R (0: 2025-11-25, 1: 2026-07-28)
     // alone, for a profiler; nothing is compared.
     let only = std::env::args().skip(1).find_map(|a| a.strip_prefix("only=").and_then(|o| o.split_once(':')).and_then(|(s, r)| Some((s.parse::<usize>().ok()?, r.parse::<usize>().ok()?))));
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build().expect("runtime");
     let shared: Arc<[String]> = Arc::from([TOKEN.to_string()]);
     // The resource server first: it installs jsonwebtoken's provider (ring),
     // which signing the tokens would otherwise settle on RustCrypto.
@@ -97,15 +112,19 @@ fn main() {
     // server of its own on this machine where Debian's postgresql is installed.
     let sqlite = std::env::temp_dir().join(format!("capspec-bench-audit-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&sqlite);
-    let postgres = capspec_testkit::postgres::Postgres::start();
+    // With `serving`, no store runs beside the rows measured.
+    let postgres = if serving_only { None } else { capspec_testkit::postgres::Postgres::start() };
     let servers: Vec<(&str, SocketAddr, Arc<[String]>)> = rt.block_on(async {
         let mut servers = vec![
             ("rmcp StreamableHttpService", rmcp_http(PeekServer).await, shared.clone()),
             ("  the same + capspec's receipt in _meta", rmcp_http(PeekMetaServer).await, shared.clone()),
             ("capspec serve_http (tools surface)", capspec_http(capspec::mcp::Auth::Token(TOKEN.into())).await, shared.clone()),
-            ("  the same, OAuth (a JWT per client)", capspec_http(capspec::mcp::Auth::OAuth(resource_server)).await, tokens.clone()),
-            ("  the same token, audit log to SQLite", capspec_audited(&format!("sqlite:{}/store.db", sqlite.display())).await, shared.clone()),
         ];
+        if serving_only {
+            return servers;
+        }
+        servers.push(("  the same, OAuth (a JWT per client)", capspec_http(capspec::mcp::Auth::OAuth(resource_server)).await, tokens.clone()));
+        servers.push(("  the same token, audit log to SQLite", capspec_audited(&format!("sqlite:{}/store.db", sqlite.display())).await, shared.clone()));
         if let Some(pg) = &postgres {
             servers.push(("  the same token, audit log to Postgres", capspec_audited(&pg.url("bench")).await, shared.clone()));
         }
@@ -115,13 +134,19 @@ fn main() {
     // [server][revision]: per-batch calls/s, and every call's latency (µs).
     let mut rates = vec![vec![Vec::new(); 2]; servers.len()];
     let mut latencies = vec![vec![Vec::new(); 2]; servers.len()];
-    let measured = |s: usize| !audit_only || matches!(s, 0 | 2 | 4 | 5);
+    // CPU time per call, every thread of this process (servers and client).
+    let mut cpu = vec![vec![Vec::new(); 2]; servers.len()];
+    let measured = |s: usize| match (audit_only, serving_only) {
+        (true, _) => matches!(s, 0 | 2 | 4 | 5),
+        (_, true) => s <= 2,
+        _ => true,
+    };
     let runs: Vec<(usize, usize)> = (0..servers.len()).filter(|&s| measured(s)).flat_map(|s| (0..2).map(move |r| (s, r))).filter(|&run| only.is_none_or(|o| o == run)).collect();
     if let Some((s, r)) = only {
         assert!(!runs.is_empty(), "only={s}:{r}: no such row");
         let mut times = Vec::new();
         for round in 0..WARM_UP + rounds {
-            let (_, t) = rt.block_on(batch(servers[s].1, revisions[r], &servers[s].2, clients));
+            let (_, t, _) = rt.block_on(batch(servers[s].1, revisions[r], &servers[s].2, clients, per_batch));
             if round >= WARM_UP {
                 times.extend(t);
             }
@@ -133,16 +158,30 @@ fn main() {
     for round in 0..WARM_UP + rounds {
         for k in 0..runs.len() {
             let (s, r) = runs[(round + k) % runs.len()];
-            let (rate, times) = rt.block_on(batch(servers[s].1, revisions[r], &servers[s].2, clients));
+            let (rate, times, cpu_us) = rt.block_on(batch(servers[s].1, revisions[r], &servers[s].2, clients, per_batch));
             if round >= WARM_UP {
                 rates[s][r].push(rate);
+                cpu[s][r].push(cpu_us);
                 latencies[s][r].extend(times);
             }
         }
     }
     let at = |v: &[f64], q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
-    println!("Streamable HTTP, {clients} clients × {} tools/call per batch, {rounds} interleaved rounds", SESSIONS * CALLS / clients);
-    println!("{:<42} {:<11} {:>9} {:>9} {:>9} {:>8} {:>8}", "server", "revision", "calls/s", "p50 µs", "p99 µs", "rate ×", "p99 ×");
+    // Each row's batch over plain rmcp's in the same round, which ran
+    // seconds apart: the ratio a slow stretch of the machine moves least.
+    // Calls/s and CPU per call, [server][revision], each sorted; `rates`
+    // and `cpu` are still in round order here.
+    let per_round: Vec<Vec<Vec<f64>>> = (0..servers.len()).map(|s| paired(&rates, s, 0)).collect();
+    let over_receipt = paired(&rates, 2, 1);
+    let cpu_round: Vec<Vec<Vec<f64>>> = (0..servers.len()).map(|s| paired(&cpu, s, 0)).collect();
+    let cpu_over_receipt = paired(&cpu, 2, 1);
+    for row in cpu.iter_mut().flatten() {
+        row.sort_by(f64::total_cmp);
+    }
+    println!("Streamable HTTP, {clients} clients × {} tools/call per batch, {rounds} interleaved rounds", per_batch / clients);
+    println!("rate ×: median calls/s over rmcp's; per round: the median of each round's ratio to rmcp's batch of that round (p25–p75);");
+    println!("CPU µs: CPU time per call, every thread of this process (servers and client; not a Postgres server), median; CPU ×: per round, over rmcp's");
+    println!("{:<42} {:<11} {:>9} {:>9} {:>9} {:>8} {:>8}  {:<23} {:>7}  CPU ×", "server", "revision", "calls/s", "p50 µs", "p99 µs", "rate ×", "p99 ×", "per round ×", "CPU µs");
     for (r, revision) in revisions.iter().enumerate() {
         for row in rates.iter_mut().chain(latencies.iter_mut()) {
             row[r].sort_by(f64::total_cmp);
@@ -150,15 +189,31 @@ fn main() {
         let (base_rate, base_p99) = (at(&rates[0][r], 0.5), at(&latencies[0][r], 0.99));
         for (s, (label, ..)) in servers.iter().enumerate().filter(|&(s, _)| measured(s)) {
             let (rate, p50, p99) = (at(&rates[s][r], 0.5), at(&latencies[s][r], 0.5), at(&latencies[s][r], 0.99));
-            println!("{label:<42} {:<11} {rate:>9.0} {p50:>9.0} {p99:>9.0} {:>7.3}× {:>7.3}×", revision.name(), rate / base_rate, p99 / base_p99);
+            let (round, cpu_ratio) = (&per_round[s][r], &cpu_round[s][r]);
+            let per_round = format!("{:.3}× ({:.3}–{:.3})", at(round, 0.5), at(round, 0.25), at(round, 0.75));
+            let cpu_per_round = format!("{:.3}× ({:.3}–{:.3})", at(cpu_ratio, 0.5), at(cpu_ratio, 0.25), at(cpu_ratio, 0.75));
+            println!("{label:<42} {:<11} {rate:>9.0} {p50:>9.0} {p99:>9.0} {:>7.3}× {:>7.3}×  {per_round:<23} {:>7.1}  {cpu_per_round}", revision.name(), rate / base_rate, p99 / base_p99, at(&cpu[s][r], 0.5));
+        }
+        if measured(1) {
+            let (round, cpu_ratio) = (&over_receipt[r], &cpu_over_receipt[r]);
+            println!(
+                "  capspec against rmcp returning the same receipt, {}: per round {:.3}× ({:.3}–{:.3}) the calls/s, {:.3}× ({:.3}–{:.3}) the CPU per call",
+                revision.name(),
+                at(round, 0.5),
+                at(round, 0.25),
+                at(round, 0.75),
+                at(cpu_ratio, 0.5),
+                at(cpu_ratio, 0.25),
+                at(cpu_ratio, 0.75)
+            );
         }
         let shared = at(&rates[2][r], 0.5);
-        if !audit_only {
+        if measured(3) {
             println!("  OAuth against the shared token, {}: {:.3}× the calls/s", revision.name(), at(&rates[3][r], 0.5) / shared);
         }
         let shared_p99 = at(&latencies[2][r], 0.99);
         for (s, store) in [(4, "SQLite"), (5, "Postgres")] {
-            if s < servers.len() {
+            if s < servers.len() && measured(s) {
                 let (rate, p99) = (at(&rates[s][r], 0.5), at(&latencies[s][r], 0.99));
                 let added = at(&latencies[s][r], 0.5) - at(&latencies[2][r], 0.5);
                 println!("  audit to {store} against none, {}: {:.3}× the calls/s, {:.3}× the p99, {added:+.0} µs on the median", revision.name(), rate / shared, p99 / shared_p99);
@@ -167,7 +222,7 @@ fn main() {
     }
     // The SQLite store is the bench's alone: it goes with the run.
     let _ = std::fs::remove_dir_all(&sqlite);
-    if audit_only {
+    if audit_only || serving_only {
         return;
     }
     // Token validation alone, against one client's round trip unloaded.
@@ -286,15 +341,16 @@ async fn solo(addr: SocketAddr, bearers: &Arc<[String]>) -> f64 {
 }
 
 /// One batch: `clients` clients set up (not timed), then all calling at
-/// once, `SESSIONS × CALLS` calls between them. Calls per second over the
-/// batch, and each call's latency in µs.
-async fn batch(addr: SocketAddr, revision: Revision, bearers: &Arc<[String]>, clients: usize) -> (f64, Vec<f64>) {
-    let calls = SESSIONS * CALLS / clients;
+/// once, `per_batch` calls between them. Calls per second over the batch,
+/// each call's latency in µs, and the process's CPU time per call in µs.
+async fn batch(addr: SocketAddr, revision: Revision, bearers: &Arc<[String]>, clients: usize, per_batch: usize) -> (f64, Vec<f64>, f64) {
+    let calls = per_batch / clients;
     let clients: Vec<usize> = (0..clients).collect();
     let mut connected = Vec::with_capacity(clients.len());
     for i in clients {
         connected.push(Client::connect(addr, revision, bearers[i % bearers.len()].clone()).await);
     }
+    let cpu = cpu_ns();
     let start = Instant::now();
     let tasks: Vec<_> = connected
         .into_iter()
@@ -311,12 +367,36 @@ async fn batch(addr: SocketAddr, revision: Revision, bearers: &Arc<[String]>, cl
             })
         })
         .collect();
-    let mut times = Vec::with_capacity(SESSIONS * CALLS);
+    let mut times = Vec::with_capacity(per_batch);
     for task in tasks {
         times.extend(task.await.expect("a client task"));
     }
     let elapsed = start.elapsed();
-    ((SESSIONS * CALLS) as f64 / elapsed.as_secs_f64(), times)
+    let cpu = cpu_ns().saturating_sub(cpu) as f64 / 1e3 / times.len() as f64;
+    (times.len() as f64 / elapsed.as_secs_f64(), times, cpu)
+}
+
+/// Row `s`'s figure over row `base`'s in the same round, on each revision,
+/// sorted: `figures[row][revision]` holds one figure per round, in order.
+fn paired(figures: &[Vec<Vec<f64>>], s: usize, base: usize) -> Vec<Vec<f64>> {
+    (0..2)
+        .map(|r| {
+            let mut ratios: Vec<f64> = figures[s][r].iter().zip(&figures[base][r]).map(|(x, b)| x / b).collect();
+            ratios.sort_by(f64::total_cmp);
+            ratios
+        })
+        .collect()
+}
+
+/// CPU time this process's threads have run, in ns (Linux's
+/// `/proc/self/task/*/schedstat`); 0 where there is none to read.
+fn cpu_ns() -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0 };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+        .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
 }
 
 /// One client on one keep-alive HTTP/1.1 connection.
