@@ -88,7 +88,8 @@ pub fn decode(text: &str) -> Option<Vec<u8>> {
 /// Content blocks a capability returned beside its value — an upstream
 /// server's image, audio or resource blocks (DESIGN §12) — for a host that
 /// passes them on: the MCP server puts one in each capability call's run
-/// and appends what it collected to the tool result. Where a run has none,
+/// (where its mount has an upstream server) and appends what it collected
+/// to the tool result. Where a run has none,
 /// such blocks are left out (the value carries the text).
 #[derive(Debug, Default)]
 pub struct Blocks(std::sync::Mutex<Vec<Value>>);

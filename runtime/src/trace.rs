@@ -79,7 +79,8 @@ pub fn mcp_tools_call(tool: &str) -> Span {
     tracing::info_span!(
         target: "capspec",
         "mcp.request",
-        "otel.name" = format!("tools/call {tool}"),
+        // Formatted only where the span is recorded.
+        "otel.name" = %format_args!("tools/call {tool}"),
         "mcp.method.name" = "tools/call",
         "gen_ai.tool.name" = tool,
     )

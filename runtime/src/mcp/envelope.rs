@@ -1,7 +1,7 @@
 //! What the HTTP admission reads of a POST body before rmcp does: that it
 //! is JSON-RPC 2.0 (else a parse error, -32700, or an invalid request,
-//! -32600), and each message's method and tool name (the step-up of
-//! DESIGN §13 needs them). Read in one pass that borrows from the body and
+//! -32600), and, behind OAuth, each message's method and tool name (the
+//! step-up of DESIGN §13 needs them). Read in one pass that borrows from the body and
 //! skips everything else unbuilt: rmcp parses the message again, so this
 //! pass is a cost every call pays twice. A body this pass cannot read is
 //! read again as a whole JSON value, which decides what is wrong with it.
@@ -23,6 +23,26 @@ pub(super) struct Envelope<'a> {
     #[cfg(feature = "oauth")]
     #[serde(borrow, default)]
     params: Option<Params<'a>>,
+}
+
+/// One message's version alone: what a server without the step-up (the
+/// shared token) needs of it.
+#[derive(Deserialize)]
+struct Version<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<Cow<'a, str>>,
+}
+
+impl<'a> From<Version<'a>> for Envelope<'a> {
+    fn from(version: Version<'a>) -> Envelope<'a> {
+        Envelope {
+            jsonrpc: version.jsonrpc,
+            #[cfg(feature = "oauth")]
+            method: None,
+            #[cfg(feature = "oauth")]
+            params: None,
+        }
+    }
 }
 
 #[cfg(feature = "oauth")]
@@ -96,11 +116,14 @@ impl<'a> Messages<'a> {
 }
 
 /// A POST body as JSON-RPC, or why it is not: a parse error (-32700) or an
-/// invalid request (-32600), with a message saying what was wrong.
-pub(super) fn json_rpc(body: &[u8]) -> Result<Messages<'_>, (i64, String)> {
-    let quick = match body.iter().find(|b| !b.is_ascii_whitespace()) {
-        Some(b'{') => serde_json::from_slice(body).ok().map(Messages::One),
-        Some(b'[') => serde_json::from_slice(body).ok().map(Messages::Batch),
+/// invalid request (-32600), with a message saying what was wrong. Each
+/// message's method and tool name are read only for the `step_up`.
+pub(super) fn json_rpc(body: &[u8], step_up: bool) -> Result<Messages<'_>, (i64, String)> {
+    let quick = match (body.iter().find(|b| !b.is_ascii_whitespace()), step_up) {
+        (Some(b'{'), true) => serde_json::from_slice(body).ok().map(Messages::One),
+        (Some(b'['), true) => serde_json::from_slice(body).ok().map(Messages::Batch),
+        (Some(b'{'), false) => serde_json::from_slice::<Version>(body).ok().map(|v| Messages::One(v.into())),
+        (Some(b'['), false) => serde_json::from_slice::<Vec<Version>>(body).ok().map(|b| Messages::Batch(b.into_iter().map(Envelope::from).collect())),
         _ => None,
     };
     let messages = match quick {
@@ -122,14 +145,17 @@ pub(super) fn json_rpc(body: &[u8]) -> Result<Messages<'_>, (i64, String)> {
 mod tests {
     use super::json_rpc;
 
-    /// How many messages the body holds, or the JSON-RPC error code.
+    /// How many messages the body holds, or the JSON-RPC error code: the
+    /// same with the step-up's reading and without.
     fn messages(body: &str) -> Result<usize, i64> {
-        json_rpc(body.as_bytes()).map(|m| m.iter().count()).map_err(|e| e.0)
+        let counted = |step_up| json_rpc(body.as_bytes(), step_up).map(|m| m.iter().count()).map_err(|e| e.0);
+        assert_eq!(counted(true), counted(false), "{body}");
+        counted(false)
     }
 
     #[cfg(feature = "oauth")]
     fn called(body: &str) -> Result<Vec<Option<String>>, i64> {
-        json_rpc(body.as_bytes()).map(|m| m.iter().map(|e| e.tool_called().map(str::to_string)).collect()).map_err(|e| e.0)
+        json_rpc(body.as_bytes(), true).map(|m| m.iter().map(|e| e.tool_called().map(str::to_string)).collect()).map_err(|e| e.0)
     }
 
     #[test]
@@ -144,6 +170,9 @@ mod tests {
         assert_eq!(called("[]"), Err(-32600));
         assert_eq!(called("42"), Err(-32600));
         assert_eq!(called(r#"[{"jsonrpc":"2.0","method":"ping"}, 7]"#), Err(-32600));
+        // Members the step-up reads, in shapes it cannot: the version decides.
+        assert_eq!(called(r#"{"jsonrpc":"2.0","id":1,"method":7,"params":[1]}"#), Ok(1));
+        assert_eq!(called(r#"{"jsonrpc":"2\u002e0","id":1,"method":"tools/call","params":{"name":"n\u006fte"}}"#), Ok(1));
         assert_eq!(called(r#" [{"jsonrpc":"2.0","method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]"#), Ok(2));
     }
 

@@ -64,6 +64,9 @@ struct Shared {
     callable: BTreeMap<String, Callable>,
     /// What `initialize` (and every stateless request) tells the client.
     instructions: String,
+    /// The mount forwards a capability to an upstream server (§12): a
+    /// capability call's run collects the content blocks one returns.
+    forwards: bool,
 }
 
 enum Callable {
@@ -208,7 +211,9 @@ impl McpHost {
             Surface::Code => format!("capspec host (modules: {modules}). Write an action with `{EXECUTE_CODE}`; the catalog is in its description and at {CATALOG_URI}."),
             Surface::Tools => format!("capspec host (modules: {modules}). Every capability is a tool; the catalog is at {CATALOG_URI}."),
         };
-        Arc::new(Shared { mounted, surface, mode, prepare, guest, views, limit, unmounted, callable, instructions })
+        // Only an upstream's result has blocks beside its value.
+        let forwards = mounted.modules().flat_map(|m| m.specs.iter()).any(|s| mounted.upstream_of(&format!("{}.{}", s.module, s.name)).is_some());
+        Arc::new(Shared { mounted, surface, mode, prepare, guest, views, limit, unmounted, callable, instructions, forwards })
     }
 
     /// A new session: its own allow-set, the shared mount.
@@ -329,8 +334,10 @@ impl McpSession {
                 tools::action_result(&outcome, &run)
             }
             Some(Callable::Capability { qualified, output, .. }) => {
-                // Blocks an upstream server returns beside the value pass through.
-                let run = self.run(context, stateless, links).with(crate::content::Blocks::default());
+                // Blocks an upstream server returns beside the value pass
+                // through; a mount with no upstream collects none.
+                let run = self.run(context, stateless, links);
+                let run = if shared.forwards { run.with(crate::content::Blocks::default()) } else { run };
                 let result = shared.mounted.invoke(&run, qualified, arguments).await;
                 let blocks = run.get::<crate::content::Blocks>().map(|b| b.take()).unwrap_or_default();
                 tools::with_blocks(tools::call_result(result, output, qualified, &run), blocks)
@@ -499,8 +506,8 @@ impl ServerHandler for McpSession {
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
         // A place for the link a `per-user` upstream's call may need its
         // caller to open; no other call pays for one.
-        let links = match self.host.inner.callable.get(request.name.as_ref()) {
-            Some(Callable::Capability { qualified, .. }) if self.host.inner.mounted.may_ask_link(qualified) => Some(Arc::new(approve::Links::default())),
+        let links = match shared.callable.get(request.name.as_ref()) {
+            Some(Callable::Capability { qualified, .. }) if shared.forwards && shared.mounted.may_ask_link(qualified) => Some(Arc::new(approve::Links::default())),
             _ => None,
         };
         // 2025-11-25 and earlier: sessions, and asks as elicitation requests.

@@ -420,7 +420,11 @@ where
         Err(BodyProblem::Unreadable(e)) => return plain(StatusCode::BAD_REQUEST, &format!("the request body could not be read: {e}")),
     };
     if parts.method == http::Method::POST {
-        let message = match super::envelope::json_rpc(&bytes) {
+        #[cfg(feature = "oauth")]
+        let step_up = matches!(admission.auth, Auth::OAuth(_));
+        #[cfg(not(feature = "oauth"))]
+        let step_up = false;
+        let message = match super::envelope::json_rpc(&bytes, step_up) {
             Ok(message) => message,
             Err((code, message)) => {
                 let error = serde_json::json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
