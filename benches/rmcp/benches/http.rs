@@ -189,23 +189,12 @@ fn main() {
         let (base_rate, base_p99) = (at(&rates[0][r], 0.5), at(&latencies[0][r], 0.99));
         for (s, (label, ..)) in servers.iter().enumerate().filter(|&(s, _)| measured(s)) {
             let (rate, p50, p99) = (at(&rates[s][r], 0.5), at(&latencies[s][r], 0.5), at(&latencies[s][r], 0.99));
-            let (round, cpu_ratio) = (&per_round[s][r], &cpu_round[s][r]);
-            let per_round = format!("{:.3}× ({:.3}–{:.3})", at(round, 0.5), at(round, 0.25), at(round, 0.75));
-            let cpu_per_round = format!("{:.3}× ({:.3}–{:.3})", at(cpu_ratio, 0.5), at(cpu_ratio, 0.25), at(cpu_ratio, 0.75));
+            let (per_round, cpu_per_round) = (quartiles(&per_round[s][r]), quartiles(&cpu_round[s][r]));
             println!("{label:<42} {:<11} {rate:>9.0} {p50:>9.0} {p99:>9.0} {:>7.3}× {:>7.3}×  {per_round:<23} {:>7.1}  {cpu_per_round}", revision.name(), rate / base_rate, p99 / base_p99, at(&cpu[s][r], 0.5));
         }
         if measured(1) {
-            let (round, cpu_ratio) = (&over_receipt[r], &cpu_over_receipt[r]);
-            println!(
-                "  capspec against rmcp returning the same receipt, {}: per round {:.3}× ({:.3}–{:.3}) the calls/s, {:.3}× ({:.3}–{:.3}) the CPU per call",
-                revision.name(),
-                at(round, 0.5),
-                at(round, 0.25),
-                at(round, 0.75),
-                at(cpu_ratio, 0.5),
-                at(cpu_ratio, 0.25),
-                at(cpu_ratio, 0.75)
-            );
+            let (rate, cpu) = (quartiles(&over_receipt[r]), quartiles(&cpu_over_receipt[r]));
+            println!("  capspec against rmcp returning the same receipt, {}: per round {rate} the calls/s, {cpu} the CPU per call", revision.name());
         }
         let shared = at(&rates[2][r], 0.5);
         if measured(3) {
@@ -374,6 +363,12 @@ async fn batch(addr: SocketAddr, revision: Revision, bearers: &Arc<[String]>, cl
     let elapsed = start.elapsed();
     let cpu = cpu_ns().saturating_sub(cpu) as f64 / 1e3 / times.len() as f64;
     (times.len() as f64 / elapsed.as_secs_f64(), times, cpu)
+}
+
+/// Sorted ratios as `median× (p25–p75)`.
+fn quartiles(sorted: &[f64]) -> String {
+    let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+    format!("{:.3}× ({:.3}–{:.3})", at(0.5), at(0.25), at(0.75))
 }
 
 /// Row `s`'s figure over row `base`'s in the same round, on each revision,
