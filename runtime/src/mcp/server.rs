@@ -314,16 +314,18 @@ impl McpSession {
     }
 
     /// One `tools/call`, in its `mcp.request` span (the parent of its calls' spans).
-    async fn call(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>, links: Option<&Arc<approve::Links>>) -> rmcp::model::CallToolResult {
+    async fn call(&self, name: &str, callable: &Callable, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>, links: Option<&Arc<approve::Links>>) -> rmcp::model::CallToolResult {
         // Boxed: the call's state lives on the heap, so the handler's
         // future, which rmcp moves into a task per request, stays small.
-        Box::pin(tracing::Instrument::instrument(self.call_in_span(name, arguments, context, stateless, links), request_span(name, context))).await
+        Box::pin(tracing::Instrument::instrument(self.call_in_span(callable, arguments, context, stateless, links), request_span(name, context))).await
     }
 
-    async fn call_in_span(&self, name: &str, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>, links: Option<&Arc<approve::Links>>) -> rmcp::model::CallToolResult {
+    /// The call of `callable`, the tool `tools/call` named (looked up once,
+    /// by [`ServerHandler::call_tool`]).
+    async fn call_in_span(&self, callable: &Callable, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>, links: Option<&Arc<approve::Links>>) -> rmcp::model::CallToolResult {
         let shared = &self.host.inner;
-        match shared.callable.get(name) {
-            Some(Callable::ExecuteCode) => {
+        match callable {
+            Callable::ExecuteCode => {
                 let Some(code) = action_code(&arguments) else { return code_refused() };
                 // An action's call that needs a link ends with it in its message.
                 let run = self.run(context, stateless, None);
@@ -333,18 +335,14 @@ impl McpSession {
                 };
                 tools::action_result(&outcome, &run)
             }
-            Some(Callable::Capability { qualified, output, .. }) => {
+            Callable::Capability { qualified, output, .. } => {
                 // Blocks an upstream server returns beside the value pass
                 // through; a mount with no upstream collects none.
                 let run = self.run(context, stateless, links);
                 let run = if shared.forwards { run.with(crate::content::Blocks::default()) } else { run };
                 let result = shared.mounted.invoke(&run, qualified, arguments).await;
-                let blocks = run.get::<crate::content::Blocks>().map(|b| b.take()).unwrap_or_default();
+                let blocks = if shared.forwards { run.get::<crate::content::Blocks>().map(|b| b.take()).unwrap_or_default() } else { Vec::new() };
                 tools::with_blocks(tools::call_result(result, output, qualified, &run), blocks)
-            }
-            None => {
-                let error = unknown_tool(shared, &shared.views.of(&principal_of(context)), name);
-                tools::refused(ErrorCode::UnknownCapability, name, &error.message)
             }
         }
     }
@@ -493,26 +491,28 @@ impl ServerHandler for McpSession {
         // error object a refused call carries in `_meta`.
         // A capability its caller is not shown is answered alike (DESIGN §10).
         let shared = &self.host.inner;
-        match shared.callable.get(request.name.as_ref()) {
-            None => return Err(unknown_tool(shared, &shared.views.of(&principal_of(&context)), &request.name)),
-            Some(Callable::Capability { qualified, .. }) if shared.views.filters() => {
+        let Some(callable) = shared.callable.get(request.name.as_ref()) else {
+            return Err(unknown_tool(shared, &shared.views.of(&principal_of(&context)), &request.name));
+        };
+        match callable {
+            Callable::Capability { qualified, .. } if shared.views.filters() => {
                 let view = self.view(&context).await;
                 if view.hides(qualified) {
                     return Err(unknown_tool(shared, &view, &request.name));
                 }
             }
-            Some(_) => {}
+            _ => {}
         }
         let arguments = request.arguments.map(Value::Object).unwrap_or_else(|| json!({}));
         // A place for the link a `per-user` upstream's call may need its
         // caller to open; no other call pays for one.
-        let links = match shared.callable.get(request.name.as_ref()) {
-            Some(Callable::Capability { qualified, .. }) if shared.forwards && shared.mounted.may_ask_link(qualified) => Some(Arc::new(approve::Links::default())),
+        let links = match callable {
+            Callable::Capability { qualified, .. } if shared.forwards && shared.mounted.may_ask_link(qualified) => Some(Arc::new(approve::Links::default())),
             _ => None,
         };
         // 2025-11-25 and earlier: sessions, and asks as elicitation requests.
         if context.protocol_version().is_none_or(|v| v.has_initialize()) {
-            let result = self.call(&request.name, arguments, &context, None, links.as_ref()).await;
+            let result = self.call(&request.name, callable, arguments, &context, None, links.as_ref()).await;
             // A caller who must authorize a `per-user` upstream, on a client
             // that cannot be asked to open the link: URLElicitationRequired.
             return match links.and_then(|l| l.take()) {
@@ -522,7 +522,7 @@ impl ServerHandler for McpSession {
         }
         // 2026-07-28: stateless; an ask is an input_required round, and an
         // action that asks is resumed by replay.
-        if matches!(self.host.inner.callable.get(request.name.as_ref()), Some(Callable::ExecuteCode)) {
+        if matches!(callable, Callable::ExecuteCode) {
             return Ok(Box::pin(tracing::Instrument::instrument(self.action_round(&arguments, request.request_state.as_deref(), request.input_responses.as_ref(), &context), request_span(EXECUTE_CODE, &context))).await);
         }
         // The person declined the link a round before asked them to open
@@ -531,8 +531,8 @@ impl ServerHandler for McpSession {
         let link_answer = request.input_responses.as_ref().and_then(|r| r.get(mrtr::AUTHORIZE_INPUT));
         if link_answer.is_some_and(|a| a.get("action").and_then(Value::as_str) != Some("accept")) {
             let principal = principal_of(&context);
-            let called = match self.host.inner.callable.get(request.name.as_ref()) {
-                Some(Callable::Capability { qualified, .. }) => qualified.clone(),
+            let called = match callable {
+                Callable::Capability { qualified, .. } => qualified.clone(),
                 _ => request.name.to_string(),
             };
             return Ok(tools::refused(ErrorCode::UpstreamUnauthorized, &request.name, &crate::gate::declined_link(principal.id(), &called)).into());
@@ -545,7 +545,7 @@ impl ServerHandler for McpSession {
         let approver = Arc::new(mrtr::Mrtr::new(answer, can_ask(&context)));
         // A link goes into `input_required` where the request declared URL
         // elicitation; else the call's refusal carries it.
-        let result = self.call(&request.name, arguments, &context, Some(approver.clone()), links.as_ref().filter(|_| can_open_links(&context))).await;
+        let result = self.call(&request.name, callable, arguments, &context, Some(approver.clone()), links.as_ref().filter(|_| can_open_links(&context))).await;
         let asked = approver.asked.lock().unwrap_or_else(|e| e.into_inner()).take();
         Ok(match (asked, links.and_then(|l| l.take())) {
             (Some(request), _) => mrtr::input_required(key, &request).into(),
