@@ -34,7 +34,7 @@
 //! call in the audit log (DESIGN §15): to SQLite, and to a Postgres server of
 //! its own where Debian's postgresql is installed.
 //!
-//! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS] [audit|serving] [clients=N] [calls=N] [workers=N] [only=S:R]`
+//! `cargo bench --manifest-path benches/rmcp/Cargo.toml --bench http [-- ROUNDS] [audit|serving] [split] [clients=N] [calls=N] [workers=N] [only=S:R]`
 //!
 //! With `audit`, only the rows the audit log's ratios need run (plain rmcp,
 //! capspec behind the shared token, and the audited servers), and token
@@ -46,7 +46,10 @@
 //! `calls=N`: each of the `SESSIONS` clients' share of a batch is N calls
 //! (`CALLS` unless given); longer batches, less noise in each. `workers=N`:
 //! the servers' and the client's runtime on N threads (2 unless given; with
-//! 1, nothing crosses between cores). `only=S:R` runs
+//! 1, nothing crosses between cores). `split`: the client on a runtime of
+//! its own (as many threads), so the servers' threads' CPU per call is read
+//! apart from the client's: what serving costs, without what the client
+//! pays to parse a larger answer. `only=S:R` runs
 //! the S-th server's batches on revision R alone (0: 2025-11-25), for a
 //! profiler, and prints no figures.
 
@@ -101,7 +104,11 @@ fn main() {
     // `only=S:R`: server S's row on revision R (0: 2025-11-25, 1: 2026-07-28)
     // alone, for a profiler; nothing is compared.
     let only = std::env::args().skip(1).find_map(|a| a.strip_prefix("only=").and_then(|o| o.split_once(':')).and_then(|(s, r)| Some((s.parse::<usize>().ok()?, r.parse::<usize>().ok()?))));
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build().expect("runtime");
+    let split = std::env::args().skip(1).any(|a| a == "split");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(workers).thread_name(SERVER_THREADS).enable_all().build().expect("runtime");
+    // With `split`, the client's tasks run on threads of their own.
+    let client_rt = split.then(|| tokio::runtime::Builder::new_multi_thread().worker_threads(workers).thread_name("client").enable_all().build().expect("runtime"));
+    let client_rt = client_rt.as_ref().unwrap_or(&rt);
     let shared: Arc<[String]> = Arc::from([TOKEN.to_string()]);
     // The resource server first: it installs jsonwebtoken's provider (ring),
     // which signing the tokens would otherwise settle on RustCrypto.
@@ -136,6 +143,8 @@ fn main() {
     let mut latencies = vec![vec![Vec::new(); 2]; servers.len()];
     // CPU time per call, every thread of this process (servers and client).
     let mut cpu = vec![vec![Vec::new(); 2]; servers.len()];
+    // With `split`: the servers' threads' alone.
+    let mut server_cpu = vec![vec![Vec::new(); 2]; servers.len()];
     let measured = |s: usize| match (audit_only, serving_only) {
         (true, _) => matches!(s, 0 | 2 | 4 | 5),
         (_, true) => s <= 2,
@@ -146,7 +155,7 @@ fn main() {
         assert!(!runs.is_empty(), "only={s}:{r}: no such row");
         let mut times = Vec::new();
         for round in 0..WARM_UP + rounds {
-            let (_, t, _) = rt.block_on(batch(servers[s].1, revisions[r], &servers[s].2, clients, per_batch));
+            let (_, t, _) = client_rt.block_on(batch(servers[s].1, revisions[r], &servers[s].2, clients, per_batch));
             if round >= WARM_UP {
                 times.extend(t);
             }
@@ -158,10 +167,11 @@ fn main() {
     for round in 0..WARM_UP + rounds {
         for k in 0..runs.len() {
             let (s, r) = runs[(round + k) % runs.len()];
-            let (rate, times, cpu_us) = rt.block_on(batch(servers[s].1, revisions[r], &servers[s].2, clients, per_batch));
+            let (rate, times, cpu_us) = client_rt.block_on(batch(servers[s].1, revisions[r], &servers[s].2, clients, per_batch));
             if round >= WARM_UP {
                 rates[s][r].push(rate);
-                cpu[s][r].push(cpu_us);
+                cpu[s][r].push(cpu_us.all);
+                server_cpu[s][r].push(cpu_us.servers);
                 latencies[s][r].extend(times);
             }
         }
@@ -175,7 +185,9 @@ fn main() {
     let over_receipt = paired(&rates, 2, 1);
     let cpu_round: Vec<Vec<Vec<f64>>> = (0..servers.len()).map(|s| paired(&cpu, s, 0)).collect();
     let cpu_over_receipt = paired(&cpu, 2, 1);
-    for row in cpu.iter_mut().flatten() {
+    let server_round: Vec<Vec<Vec<f64>>> = (0..servers.len()).map(|s| paired(&server_cpu, s, 0)).collect();
+    let server_over_receipt = paired(&server_cpu, 2, 1);
+    for row in cpu.iter_mut().chain(server_cpu.iter_mut()).flatten() {
         row.sort_by(f64::total_cmp);
     }
     println!("Streamable HTTP, {clients} clients × {} tools/call per batch, {rounds} interleaved rounds", per_batch / clients);
@@ -195,6 +207,14 @@ fn main() {
         if measured(1) {
             let (rate, cpu) = (quartiles(&over_receipt[r]), quartiles(&cpu_over_receipt[r]));
             println!("  capspec against rmcp returning the same receipt, {}: per round {rate} the calls/s, {cpu} the CPU per call", revision.name());
+        }
+        if split {
+            for (s, (label, ..)) in servers.iter().enumerate().filter(|&(s, _)| measured(s)) {
+                println!("  the servers' threads alone, {label}, {}: {:.1} µs per call, per round {} rmcp's", revision.name().trim(), at(&server_cpu[s][r], 0.5), quartiles(&server_round[s][r]));
+            }
+            if measured(1) {
+                println!("  the servers' threads alone, capspec against rmcp returning the same receipt, {}: per round {}", revision.name(), quartiles(&server_over_receipt[r]));
+            }
         }
         let shared = at(&rates[2][r], 0.5);
         if measured(3) {
@@ -332,14 +352,21 @@ async fn solo(addr: SocketAddr, bearers: &Arc<[String]>) -> f64 {
 /// One batch: `clients` clients set up (not timed), then all calling at
 /// once, `per_batch` calls between them. Calls per second over the batch,
 /// each call's latency in µs, and the process's CPU time per call in µs.
-async fn batch(addr: SocketAddr, revision: Revision, bearers: &Arc<[String]>, clients: usize, per_batch: usize) -> (f64, Vec<f64>, f64) {
+/// CPU time per call in a batch, µs: every thread of this process, and the
+/// servers' runtime's threads alone.
+struct CpuPerCall {
+    all: f64,
+    servers: f64,
+}
+
+async fn batch(addr: SocketAddr, revision: Revision, bearers: &Arc<[String]>, clients: usize, per_batch: usize) -> (f64, Vec<f64>, CpuPerCall) {
     let calls = per_batch / clients;
     let clients: Vec<usize> = (0..clients).collect();
     let mut connected = Vec::with_capacity(clients.len());
     for i in clients {
         connected.push(Client::connect(addr, revision, bearers[i % bearers.len()].clone()).await);
     }
-    let cpu = cpu_ns();
+    let (cpu, servers_cpu) = (cpu_ns(|_| true), cpu_ns(|name| name == SERVER_THREADS));
     let start = Instant::now();
     let tasks: Vec<_> = connected
         .into_iter()
@@ -361,7 +388,8 @@ async fn batch(addr: SocketAddr, revision: Revision, bearers: &Arc<[String]>, cl
         times.extend(task.await.expect("a client task"));
     }
     let elapsed = start.elapsed();
-    let cpu = cpu_ns().saturating_sub(cpu) as f64 / 1e3 / times.len() as f64;
+    let per_call = |ns: u64, before: u64| ns.saturating_sub(before) as f64 / 1e3 / times.len() as f64;
+    let cpu = CpuPerCall { all: per_call(cpu_ns(|_| true), cpu), servers: per_call(cpu_ns(|name| name == SERVER_THREADS), servers_cpu) };
     (times.len() as f64 / elapsed.as_secs_f64(), times, cpu)
 }
 
@@ -383,12 +411,17 @@ fn paired(figures: &[Vec<Vec<f64>>], s: usize, base: usize) -> Vec<Vec<f64>> {
         .collect()
 }
 
-/// CPU time this process's threads have run, in ns (Linux's
-/// `/proc/self/task/*/schedstat`); 0 where there is none to read.
-fn cpu_ns() -> u64 {
+/// The name of the servers' runtime's threads.
+const SERVER_THREADS: &str = "server";
+
+/// CPU time this process's threads whose name `named` takes have run, in
+/// ns (Linux's `/proc/self/task/*/comm` and `schedstat`); 0 where there is
+/// none to read.
+fn cpu_ns(named: impl Fn(&str) -> bool) -> u64 {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0 };
     tasks
         .flatten()
+        .filter(|task| std::fs::read_to_string(task.path().join("comm")).is_ok_and(|name| named(name.trim_end())))
         .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
         .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
         .sum()
