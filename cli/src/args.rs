@@ -474,6 +474,12 @@ pub(crate) struct ServeArgs {
     /// Serve only these modules (comma-separated); default: every upstream module.
     #[arg(long, value_name = "A,B", value_delimiter = ',')]
     pub(crate) modules: Vec<String>,
+    /// Leave the receipts out of tool results (`_meta["io.capspec/receipts"]`), for
+    /// clients that do not read them: every call builds, sends and parses them otherwise.
+    /// Calls are gated, traced and audited alike, and execute_code's structured content
+    /// keeps its receipts.
+    #[arg(long)]
+    pub(crate) no_result_receipts: bool,
 }
 
 #[derive(clap::Args)]

@@ -156,7 +156,7 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
             };
             #[cfg(feature = "store")]
             let host = host.with_audit(log.clone());
-            Ok(host)
+            Ok(if args.no_result_receipts { host.without_result_receipts() } else { host })
         };
         let config = project.config.as_ref().expect("open checked it");
         let mut named = Vec::new();

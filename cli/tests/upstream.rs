@@ -353,6 +353,15 @@ fn the_gateway_survives_its_servers_faults() {
         }
         assert_eq!(receipts, 200);
         gateway.cancel().await.unwrap();
+
+        // `--no-result-receipts`: the same calls, answered without receipts;
+        // a refusal still carries its error object.
+        let gateway = serve(project.path(), &["--mode", "auto", "--surface", "tools", "--no-result-receipts"]).await;
+        let echoed = call(&gateway, "echo", json!({"text": "hi"})).await;
+        assert_eq!((&echoed["content"][0]["text"], echoed.get("_meta")), (&json!("hi"), None), "{echoed:#}");
+        let failed = call(&gateway, "fail", json!({})).await;
+        assert_eq!((&failed["_meta"]["io.capspec/error"]["error"], failed["_meta"].get("io.capspec/receipts")), (&json!("upstream_error"), None), "{failed:#}");
+        gateway.cancel().await.unwrap();
     });
 }
 

@@ -1,7 +1,8 @@
 //! Streamable HTTP under load: capspec's server (`capspec::mcp::serve_http`,
 //! the tools surface over the bench registry, default mode) against rmcp's
 //! own `StreamableHttpService` serving the same one tool, `peek` — plain,
-//! and returning capspec's receipt in `_meta`. One Rust load client drives
+//! and returning capspec's receipt in `_meta` — and capspec again with the
+//! receipts left out of its results. One Rust load client drives
 //! all of them (no Node in the measured path), on both protocol revisions:
 //!
 //! - 2025-11-25: `SESSIONS` sessions (initialize, `notifications/initialized`,
@@ -39,7 +40,8 @@
 //! With `audit`, only the rows the audit log's ratios need run (plain rmcp,
 //! capspec behind the shared token, and the audited servers), and token
 //! validation is left out. With `serving`, only plain rmcp, rmcp with the
-//! receipt and capspec behind the shared token run: no audit store's
+//! receipt and capspec behind the shared token (with its receipts and
+//! without) run: no audit store's
 //! writes after a batch reach into the next. `clients=N` runs N clients at
 //! once instead of `SESSIONS`, making as many calls per batch between them
 //! (`clients=1`: what an audited call adds to one client's round trip).
@@ -126,6 +128,7 @@ fn main() {
             ("rmcp StreamableHttpService", rmcp_http(PeekServer).await, shared.clone()),
             ("  the same + capspec's receipt in _meta", rmcp_http(PeekMetaServer).await, shared.clone()),
             ("capspec serve_http (tools surface)", capspec_http(capspec::mcp::Auth::Token(TOKEN.into())).await, shared.clone()),
+            ("  the same, receipts left out of results", capspec_served(capspec_host().without_result_receipts(), capspec::mcp::Auth::Token(TOKEN.into())).await, shared.clone()),
         ];
         if serving_only {
             return servers;
@@ -146,8 +149,8 @@ fn main() {
     // With `split`: the servers' threads' alone.
     let mut server_cpu = vec![vec![Vec::new(); 2]; servers.len()];
     let measured = |s: usize| match (audit_only, serving_only) {
-        (true, _) => matches!(s, 0 | 2 | 4 | 5),
-        (_, true) => s <= 2,
+        (true, _) => matches!(s, 0 | 2 | 5 | 6),
+        (_, true) => s <= 3,
         _ => true,
     };
     let runs: Vec<(usize, usize)> = (0..servers.len()).filter(|&s| measured(s)).flat_map(|s| (0..2).map(move |r| (s, r))).filter(|&run| only.is_none_or(|o| o == run)).collect();
@@ -217,11 +220,11 @@ fn main() {
             }
         }
         let shared = at(&rates[2][r], 0.5);
-        if measured(3) {
-            println!("  OAuth against the shared token, {}: {:.3}× the calls/s", revision.name(), at(&rates[3][r], 0.5) / shared);
+        if measured(4) {
+            println!("  OAuth against the shared token, {}: {:.3}× the calls/s", revision.name(), at(&rates[4][r], 0.5) / shared);
         }
         let shared_p99 = at(&latencies[2][r], 0.99);
-        for (s, store) in [(4, "SQLite"), (5, "Postgres")] {
+        for (s, store) in [(5, "SQLite"), (6, "Postgres")] {
             if s < servers.len() && measured(s) {
                 let (rate, p99) = (at(&rates[s][r], 0.5), at(&latencies[s][r], 0.99));
                 let added = at(&latencies[s][r], 0.5) - at(&latencies[2][r], 0.5);

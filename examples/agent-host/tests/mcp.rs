@@ -284,6 +284,30 @@ async fn refusals_are_tool_errors_with_the_named_reason() {
 }
 
 #[tokio::test]
+async fn a_host_without_result_receipts_leaves_them_out_of_results_and_gates_alike() {
+    let dir = TempDir::new("mcp-no-receipts");
+    let receipts_of = |result: &rmcp::model::CallToolResult| serde_json::to_value(&result.meta).unwrap().get("io.capspec/receipts").cloned();
+    let client = connect(&host(&dir, Surface::Tools, Mode::Default).without_result_receipts(), plain()).await;
+    let listed = call(&client, "list_files", json!({})).await;
+    assert_eq!(structured(&listed)["entries"], json!([]));
+    assert_eq!(receipts_of(&listed), None, "{listed:?}");
+    // Refused alike, and the error object is still in `_meta`.
+    let denied = call(&client, "create_note", json!({"title": "t", "body": "b"})).await;
+    assert_eq!(error_of(&denied)["error"], "permission_denied");
+    assert_eq!(receipts_of(&denied), None, "{denied:?}");
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "the impl did not run");
+    // The code surface: the report keeps its receipts (they are its content).
+    let client = connect(&host(&dir, Surface::Code, Mode::Default).without_result_receipts(), plain()).await;
+    let action = r#"import workspace from "@capspec/host/workspace"; export default async () => (await workspace.list_files({})).entries.length;"#;
+    let result = call(&client, "execute_code", json!({ "code": action })).await;
+    assert_eq!(structured(&result)["receipts"][0]["capability"], "workspace.list_files", "{result:?}");
+    assert_eq!(receipts_of(&result), None, "{result:?}");
+    // Without the option, the same call's receipts are in `_meta` (the default).
+    let client = connect(&host(&dir, Surface::Tools, Mode::Default), plain()).await;
+    assert_eq!(receipts_of(&call(&client, "list_files", json!({})).await).unwrap()[0]["capability"], "workspace.list_files");
+}
+
+#[tokio::test]
 async fn plan_mode_blocks_everything_but_read() {
     let dir = TempDir::new("mcp-plan");
     let client = connect(&host(&dir, Surface::Tools, Mode::Plan), plain()).await;

@@ -46,6 +46,9 @@ pub struct McpHost {
     /// HTTP beside MCP, if the host has such upstreams.
     #[cfg(feature = "oauth")]
     pub(super) pages: Option<Arc<dyn super::oauth::BrowserPages>>,
+    /// Results carry their receipts in `_meta` (unless
+    /// [`McpHost::without_result_receipts`]).
+    result_receipts: bool,
 }
 
 struct Shared {
@@ -92,7 +95,17 @@ impl McpHost {
             audit: None,
             #[cfg(feature = "oauth")]
             pages: None,
+            result_receipts: true,
         }
+    }
+
+    /// Leave the receipts out of every tool result's `_meta`
+    /// (`io.capspec/receipts`), for clients that do not read them: each call
+    /// is gated, traced and audited alike, and `execute_code`'s structured
+    /// content keeps its receipts. Building, sending and parsing them costs
+    /// 5–8 % of a plain call's throughput (BENCHMARKS.md).
+    pub fn without_result_receipts(self) -> McpHost {
+        McpHost { result_receipts: false, ..self }
     }
 
     /// Record every call in `sink` (DESIGN §15): a call whose decision
@@ -333,7 +346,7 @@ impl McpSession {
                     Ok(done) => done,
                     Err(refused) => return refused,
                 };
-                tools::action_result(&outcome, &run)
+                tools::action_result(&outcome, &run, self.host.result_receipts)
             }
             Callable::Capability { qualified, output, .. } => {
                 // Blocks an upstream server returns beside the value pass
@@ -342,7 +355,7 @@ impl McpSession {
                 let run = if shared.forwards { run.with(crate::content::Blocks::default()) } else { run };
                 let result = shared.mounted.invoke(&run, qualified, arguments).await;
                 let blocks = if shared.forwards { run.get::<crate::content::Blocks>().map(|b| b.take()).unwrap_or_default() } else { Vec::new() };
-                tools::with_blocks(tools::call_result(result, output, qualified, &run), blocks)
+                tools::with_blocks(tools::call_result(result, output, qualified, &run, self.host.result_receipts), blocks)
             }
         }
     }
@@ -407,7 +420,7 @@ impl McpSession {
         .await;
         match done {
             Ok(Ok((_, _, Some(input_required)))) => input_required.into(),
-            Ok(Ok((outcome, run, None))) => tools::action_result(&outcome, &run).into(),
+            Ok(Ok((outcome, run, None))) => tools::action_result(&outcome, &run, self.host.result_receipts).into(),
             Ok(Err(reason)) => tools::refused(ErrorCode::PermissionDenied, EXECUTE_CODE, &reason).into(),
             Err(failed) => failed.into(),
         }

@@ -179,9 +179,9 @@ pub(super) fn refused(code: crate::ErrorCode, capability: &str, message: &str) -
 }
 
 /// `execute_code`'s result: the run's report; an error when the action
-/// threw or hit a limit.
-pub(super) fn action_result(outcome: &GuestOutcome, run: &Run) -> CallToolResult {
-    result(outcome.report(run), outcome.error.is_some(), Some(receipts_meta(run)))
+/// threw or hit a limit. Its receipts are in `_meta` too where `receipts`.
+pub(super) fn action_result(outcome: &GuestOutcome, run: &Run, receipts: bool) -> CallToolResult {
+    result(outcome.report(run), outcome.error.is_some(), receipts.then(|| receipts_meta(run)))
 }
 
 /// How a capability's value becomes a tool result.
@@ -236,10 +236,11 @@ fn content_result(schema: &Value, value: Value, capability: &str, meta: Option<M
 
 /// A capability call's result: its value as structured content (checked
 /// against the output schema, when there is one) or as content blocks when
-/// it holds binary content; or the refusal.
-pub(super) fn call_result(outcome: Result<Value, CallError>, output: &Output, capability: &str, run: &Run) -> CallToolResult {
+/// it holds binary content; or the refusal. Its receipts in `_meta` where
+/// `receipts`.
+pub(super) fn call_result(outcome: Result<Value, CallError>, output: &Output, capability: &str, run: &Run, receipts: bool) -> CallToolResult {
     let declares_output = output.declared;
-    let meta = Some(receipts_meta(run));
+    let meta = receipts.then(|| receipts_meta(run));
     let value = match outcome {
         Ok(value) => value,
         Err(error) => return error_result(&error, !declares_output, meta),
@@ -314,22 +315,22 @@ mod tests {
     fn a_string_output_is_a_text_block() {
         let markdown = "# Notes\n\n- \"quoted\"\n";
         let text = Output::of(&spec(Some(r#"{"type":"string"}"#)), false);
-        let result = serde_json::to_value(call_result(Ok(json!(markdown)), &text, "notes.render", &run())).unwrap();
+        let result = serde_json::to_value(call_result(Ok(json!(markdown)), &text, "notes.render", &run(), true)).unwrap();
         assert_eq!(result["content"], json!([{"type": "text", "text": markdown}]), "{result}");
         assert!(result.get("structuredContent").is_none() && result.get("isError") != Some(&json!(true)), "{result}");
         assert!(output_schema(&json!({"type": "string"})).is_none());
         let untyped = Output::of(&spec(None), false);
-        let result = serde_json::to_value(call_result(Ok(json!(markdown)), &untyped, "notes.render", &run())).unwrap();
+        let result = serde_json::to_value(call_result(Ok(json!(markdown)), &untyped, "notes.render", &run(), true)).unwrap();
         assert_eq!(result["structuredContent"], json!({"result": markdown}));
         // An upstream tool without an output schema answered in text: its
         // text is passed on as text, as its server served it.
         let forwarded = Output::of(&spec(None), true);
-        let result = serde_json::to_value(call_result(Ok(json!(markdown)), &forwarded, "notes.render", &run())).unwrap();
+        let result = serde_json::to_value(call_result(Ok(json!(markdown)), &forwarded, "notes.render", &run(), true)).unwrap();
         assert_eq!(result["content"], json!([{"type": "text", "text": markdown}]), "{result}");
         assert!(result.get("structuredContent").is_none(), "{result}");
         // A string the schema refuses is an error result, as any output.
         let bounded = Output::of(&spec(Some(r#"{"type":"string","maxLength":3}"#)), false);
-        let result = serde_json::to_value(call_result(Ok(json!(markdown)), &bounded, "notes.render", &run())).unwrap();
+        let result = serde_json::to_value(call_result(Ok(json!(markdown)), &bounded, "notes.render", &run(), true)).unwrap();
         assert_eq!(result["isError"], true, "{result}");
     }
 }
