@@ -322,6 +322,10 @@ async fn an_ask_is_an_elicitation_and_session_approvals_stay_in_their_session() 
     let dir = TempDir::new("mcp-elicit");
     let host = host(&dir, Surface::Tools, Mode::Default);
     let note = || json!({"title": "t", "body": "b"});
+    // A session that declared no elicitation, on the same server, calls
+    // first; each session's way of asking is its own.
+    let silent = connect(&host, plain()).await;
+    assert_eq!(call(&silent, "list_files", json!({})).await.is_error, Some(false));
     // Declined: denied, with the reason.
     let declining = TestClient { answer: Some(Value::Null), asked: Arc::default() };
     let client = connect(&host, declining.clone()).await;
@@ -345,6 +349,9 @@ async fn an_ask_is_an_elicitation_and_session_approvals_stay_in_their_session() 
     call(&client, "create_note", note()).await;
     call(&client, "create_note", note()).await;
     assert_eq!(other.asked.load(Ordering::SeqCst), 2, "`once` asks every time, and the first session's allow did not carry over");
+    // The silent session is still not asked: denied, saying why.
+    let denied = call(&silent, "create_note", note()).await;
+    assert!(error_of(&denied)["message"].as_str().unwrap().contains("did not declare elicitation"), "{denied:?}");
 }
 
 /// One raw HTTP/1.1 POST of an `initialize` to `addr` with these extra

@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 /// A change that adds more than 5 % fails here; one that saves more than
 /// 5 % fails too, so that the figure is lowered and stays a tight guard.
 /// Change a figure only with the reason, measured, in BENCHMARKS.md.
-const BASELINE: [(&str, f64); 2] = [("2025-11-25", 195.0), ("2026-07-28", 302.0)];
+const BASELINE: [(&str, f64); 2] = [("2025-11-25", 192.0), ("2026-07-28", 300.0)];
 
 struct Counting;
 

@@ -2,7 +2,7 @@
 //! session / decline) when the client declared it can answer one, else a
 //! denial that names why.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{ElicitRequestParams, ElicitationAction};
 use rmcp::service::{ElicitationMode, Peer};
@@ -44,8 +44,34 @@ pub(super) fn scope_form(message: String, choices: [&str; 2], description: Strin
     })
 }
 
+/// How a session's calls ask its client: the gate's approver, and where a
+/// link is opened when the client declared URL elicitation.
+#[derive(Clone)]
+pub(super) struct Askers {
+    pub approver: Arc<dyn Approver>,
+    pub url: Option<Arc<dyn crate::gate::AskUrl>>,
+}
+
+impl Askers {
+    /// `peer`'s askers, worked out once the client has said what it can
+    /// answer (`initialize`) and kept in `kept`: a later call takes a share
+    /// of them and reads no capability of the client's. Before that, afresh.
+    /// (Boxed: a session that never asks its client, as a 2026-07-28
+    /// request's, stays small.)
+    pub(super) fn of(peer: &Peer<RoleServer>, kept: &OnceLock<Box<Askers>>) -> Askers {
+        if let Some(askers) = kept.get() {
+            return Askers::clone(askers);
+        }
+        let askers = Askers { approver: approver(peer), url: url_asker(peer) };
+        if peer.peer_info().is_some() {
+            let _ = kept.set(Box::new(askers.clone()));
+        }
+        askers
+    }
+}
+
 /// The approver of one call from `peer`.
-pub(super) fn approver(peer: &Peer<RoleServer>) -> Arc<dyn Approver> {
+fn approver(peer: &Peer<RoleServer>) -> Arc<dyn Approver> {
     if peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
         // The elicitation runs on the server's runtime, whichever thread
         // (an action's engine thread, say) awaits the answer.
@@ -94,7 +120,7 @@ impl Approver for Elicit {
 /// The URL asker of one call from `peer`, when the client declared URL
 /// elicitation (2025-11-25): `elicitation/create` in `url` mode, then
 /// `notifications/elicitation/complete` once the person finished there.
-pub(super) fn url_asker(peer: &Peer<RoleServer>) -> Option<Arc<dyn crate::gate::AskUrl>> {
+fn url_asker(peer: &Peer<RoleServer>) -> Option<Arc<dyn crate::gate::AskUrl>> {
     if !peer.supported_elicitation_modes().contains(&ElicitationMode::Url) {
         return None;
     }

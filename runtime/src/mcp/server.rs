@@ -2,7 +2,7 @@
 //! session, an rmcp `ServerHandler`).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
@@ -231,7 +231,7 @@ impl McpHost {
 
     /// A new session: its own allow-set, the shared mount.
     pub fn session(&self) -> McpSession {
-        McpSession { host: self.clone(), allow: SessionAllow::new(), shown: self.inner.views.per_principal().then(Shown::default) }
+        McpSession { host: self.clone(), allow: SessionAllow::new(), shown: self.inner.views.per_principal().then(Shown::default), askers: OnceLock::new() }
     }
 
     /// The tools a session lists when no policy hides any.
@@ -263,6 +263,10 @@ pub struct McpSession {
     allow: SessionAllow,
     /// What the session was last shown, where views are per principal.
     shown: Option<Shown>,
+    /// How a 2025-11-25 session's calls ask its client, worked out at its
+    /// first call once the client has said what it can answer: a call
+    /// takes a share of them, and reads no capability of the client's.
+    askers: OnceLock<Box<approve::Askers>>,
 }
 
 impl McpSession {
@@ -292,10 +296,12 @@ impl McpSession {
     /// declared URL elicitation); else `links`, if given, keeps it for the
     /// reply (−32042, or `input_required` on 2026-07-28).
     fn run(&self, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>, links: Option<&Arc<approve::Links>>) -> Run {
-        let session = stateless.is_none();
-        let (approver, allow) = match stateless {
-            Some(approver) => (approver, SessionAllow::new()),
-            None => (approve::approver(&context.peer), self.allow.clone()),
+        let (approver, allow, url) = match stateless {
+            Some(approver) => (approver, SessionAllow::new(), None),
+            None => {
+                let approve::Askers { approver, url } = approve::Askers::of(&context.peer, &self.askers);
+                (approver, self.allow.clone(), url)
+            }
         };
         let principal = principal_of(context);
         // What this principal is not shown, no call of theirs reaches.
@@ -305,7 +311,7 @@ impl McpSession {
             Some(hidden) => run.with(hidden),
             None => run,
         };
-        let asker = approve::url_asker(&context.peer).filter(|_| session).or_else(|| links.map(|l| l.clone() as Arc<dyn crate::gate::AskUrl>));
+        let asker = url.or_else(|| links.map(|l| l.clone() as Arc<dyn crate::gate::AskUrl>));
         let run = match asker {
             Some(asker) => run.with(asker),
             None => run,
