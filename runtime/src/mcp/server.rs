@@ -263,9 +263,7 @@ pub struct McpSession {
     allow: SessionAllow,
     /// What the session was last shown, where views are per principal.
     shown: Option<Shown>,
-    /// How a 2025-11-25 session's calls ask its client, worked out at its
-    /// first call once the client has said what it can answer: a call
-    /// takes a share of them, and reads no capability of the client's.
+    /// How a 2025-11-25 session's calls ask its client (`approve::Askers::of`).
     askers: OnceLock<Box<approve::Askers>>,
 }
 
