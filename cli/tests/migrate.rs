@@ -79,6 +79,11 @@ fn assert_notes(summary: &Value, asked: u64) {
     assert_eq!(summary["listed"]["structured"], json!({"notes": [note]}), "{summary:#}");
     assert_eq!(summary["read"], json!({"error": false, "structured": null, "texts": ["# migrate\n\ntag: docs\n"]}), "Markdown stays text: {summary:#}");
     assert_eq!(summary["asked"], asked, "{summary:#}");
+    // The search table (tests/py/migrate_e2e.py's SEARCHES): what the rmcp
+    // server accepted and refused, and what each found.
+    let accepted = |found: u64| json!({"accepted": true, "found": found});
+    let refused = json!({"accepted": false});
+    assert_eq!(summary["searched"], json!([accepted(1), accepted(1), accepted(1), accepted(0), refused, refused, refused]), "{summary:#}");
 }
 
 /// The rmcp server's own `tools/list`, as Python's client sees it (the
@@ -140,7 +145,7 @@ fn assert_same_surface(rmcp: &Value, served: &Value, categories: &[(&str, &str)]
     }
 }
 
-const CATEGORIES: [(&str, &str); 3] = [("add_note", "write"), ("list_notes", "read"), ("read_note", "read")];
+const CATEGORIES: [(&str, &str); 4] = [("add_note", "write"), ("list_notes", "read"), ("read_note", "read"), ("search_notes", "read")];
 
 #[test]
 fn an_rmcp_server_is_pinned_as_an_upstream_and_served_through_the_gate() {
@@ -151,13 +156,13 @@ fn an_rmcp_server_is_pinned_as_an_upstream_and_served_through_the_gate() {
     let project = TempDir::new("migrate-upstream");
     project.write("capspec.toml", format!("specs = \"specs\"\n\n[upstream.notes]\ncommand = [\"{}\", \"--stdio\"]\n", binary.display()));
     let said = ok(capspec(project.path(), &["import", "mcp", "--upstream", "notes"]), "import");
-    assert!(said.contains("pinned 3 tools of [upstream.notes] into specs/notes.yaml"), "{said}");
+    assert!(said.contains("pinned 4 tools of [upstream.notes] into specs/notes.yaml"), "{said}");
     // Each kebab-case tool gets a capability name; the import says so.
-    for tool in ["add-note", "list-notes", "read-note"] {
+    for tool in ["add-note", "list-notes", "read-note", "search-notes"] {
         assert!(said.contains(&format!("renamed  `{tool}` → `{}` (the tool name stays an alias", tool.replace('-', "_"))), "{said}");
     }
     let pinned = project.read("specs/notes.yaml");
-    assert!(!pinned.contains("deferred: true"), "three tools are listed in full:\n{pinned}");
+    assert!(!pinned.contains("deferred: true"), "four tools are listed in full:\n{pinned}");
     // The review the guide asks for: rmcp wrote no annotations on add_note.
     assert!(pinned.contains("  - name: add_note\n    category: external\n"), "{pinned}");
     project.write("specs/notes.yaml", pinned.replacen("  - name: add_note\n    category: external\n", "  - name: add_note\n    category: write\n", 1));

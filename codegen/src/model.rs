@@ -386,6 +386,46 @@ impl Schema {
         self.types.contains(&JsonType::Null)
     }
 
+    /// The value an omitted property takes (DESIGN §7): `default` when it is
+    /// not `null` and fits this schema. `default` is an annotation in JSON
+    /// Schema: one that does not fit (schemars writes `default: null` on a
+    /// `schema_with` helper's non-null type) is served as declared and
+    /// never applied, here as in `invoke`; a `null` default means absent.
+    pub fn applied_default(&self) -> Option<&Json> {
+        self.default.as_ref().filter(|d| !d.is_null() && self.default_problem().is_none())
+    }
+
+    /// Why `default` does not fit this schema's own keywords (type, `enum`,
+    /// `const`, bounds and lengths), or `None` when it fits. A union or a
+    /// `$ref` is not followed here (the runtime's validator follows it).
+    pub fn default_problem(&self) -> Option<String> {
+        let d = self.default.as_ref()?;
+        if !self.types.is_empty() && !self.types.iter().any(|t| t.accepts(d)) {
+            return Some(format!("`default` {d} does not match the schema's type"));
+        }
+        if self.enum_values.as_ref().is_some_and(|values| !values.contains(d)) {
+            return Some(format!("`default` {d} is not one of the `enum` values"));
+        }
+        if self.const_value.as_ref().is_some_and(|c| c != d) {
+            return Some(format!("`default` {d} is not the `const` value"));
+        }
+        let number = d.as_f64();
+        let below = number.zip(self.minimum.as_ref().and_then(|n| n.as_f64())).is_some_and(|(v, min)| v < min);
+        let above = number.zip(self.maximum.as_ref().and_then(|n| n.as_f64())).is_some_and(|(v, max)| v > max);
+        if below || above {
+            return Some(format!("`default` {d} is outside the schema's `minimum`/`maximum`"));
+        }
+        let chars = d.as_str().map(|t| t.chars().count() as u64);
+        if chars.is_some_and(|n| self.min_length.is_some_and(|m| n < m) || self.max_length.is_some_and(|m| n > m)) {
+            return Some(format!("`default` {d} is outside the schema's `minLength`/`maxLength`"));
+        }
+        let items = d.as_array().map(|a| a.len() as u64);
+        if items.is_some_and(|n| self.min_items.is_some_and(|m| n < m) || self.max_items.is_some_and(|m| n > m)) {
+            return Some(format!("`default` {d} is outside the schema's `minItems`/`maxItems`"));
+        }
+        None
+    }
+
     /// Whether `property` is listed in `required`.
     pub fn is_required(&self, property: &str) -> bool {
         self.required.iter().any(|r| r == property)

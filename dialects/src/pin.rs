@@ -32,7 +32,17 @@ pub fn pin(tool: &Value) -> String {
 pub fn digest(value: &Value) -> String {
     let mut text = String::new();
     canonical(value, &mut text);
-    let digest = Sha256::digest(text.as_bytes());
+    bytes_digest(text.as_bytes())
+}
+
+/// `sha256:` + the hex SHA-256 of `bytes`: the digest the coverage record
+/// keeps of each project file a test run saw, and `check` compares.
+///
+/// ```
+/// assert_eq!(&capspec_dialects::pin::bytes_digest(b"")[..15], "sha256:e3b0c442");
+/// ```
+pub fn bytes_digest(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(7 + 64);
     out.push_str("sha256:");

@@ -23,6 +23,14 @@
 //! ran on said instead. The first file of a top-level run removes earlier
 //! runs, so the directory holds the last `cargo test` (and any still
 //! running, or started by its tests).
+//!
+//! That first process also writes `<dir>/<run>/inputs.json`: the digest of
+//! every file of the project as the run saw it (the project is the
+//! directory holding `.capspec/coverage`; build output, hidden directories
+//! and `node_modules` are left out), and when it looked. `check` decides
+//! freshness by content: the record is stale when an input differs from
+//! what the run saw, or changed between the run's start and that look
+//! (whether the run's binaries were built from it cannot be known then).
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -166,6 +174,9 @@ impl Recorder {
                     }
                 }
             }
+            // A record without its inputs is judged by the clock alone,
+            // which can only make it stale.
+            let _ = inputs::write(parent, &self.dir);
         }
         let path = self.dir.join(format!("{}-{}.jsonl", self.binary, std::process::id()));
         let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).ok()?;
@@ -180,6 +191,64 @@ fn binary_name(path: &Path) -> String {
     match stem.rsplit_once('-') {
         Some((name, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => name.to_string(),
         _ => stem.to_string(),
+    }
+}
+
+mod inputs {
+    //! The project's files as a run saw them (`inputs.json`).
+
+    use std::path::Path;
+
+    /// The most files and bytes read: past them the list is marked
+    /// incomplete, and `check` falls back to the clock.
+    const MAX_FILES: usize = 100_000;
+    const MAX_BYTES: u64 = 1 << 30;
+
+    /// Write `<run>/inputs.json` for the project whose record directory is
+    /// `record_dir` (`<project>/.capspec/coverage`; any other directory
+    /// names no project, and nothing is written).
+    pub(super) fn write(record_dir: &Path, run: &Path) -> Option<()> {
+        let root = record_dir.parent().filter(|p| p.file_name().is_some_and(|n| n == ".capspec") && record_dir.file_name().is_some_and(|n| n == "coverage"))?.parent()?;
+        let taken = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?.as_secs_f64();
+        let mut files = serde_json::Map::new();
+        let mut budget = (MAX_FILES, MAX_BYTES);
+        let complete = walk(root, "", &mut files, &mut budget);
+        let text = serde_json::json!({ "capspec_inputs": 1, "taken": taken, "complete": complete, "files": files }).to_string();
+        let temp = run.join(format!(".inputs-{}.json", std::process::id()));
+        std::fs::write(&temp, text).ok()?;
+        std::fs::rename(&temp, run.join("inputs.json")).ok()
+    }
+
+    /// Digest every file under `dir` (`prefix` is its path relative to the
+    /// project, with `/`), in name order; false when the budget ran out.
+    fn walk(dir: &Path, prefix: &str, files: &mut serde_json::Map<String, serde_json::Value>, budget: &mut (usize, u64)) -> bool {
+        let Ok(entries) = std::fs::read_dir(dir) else { return true };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+            let Ok(kind) = entry.file_type() else { continue };
+            let rel = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
+            if kind.is_dir() {
+                // Build output (cargo tags its target directory), version
+                // control and tools' state, installed packages.
+                let skipped = name.starts_with('.') || name == "target" || name == "node_modules" || entry.path().join("CACHEDIR.TAG").exists();
+                if !skipped && !walk(&entry.path(), &rel, files, budget) {
+                    return false;
+                }
+            } else if kind.is_file() {
+                let Ok(bytes) = std::fs::read(entry.path()) else { continue };
+                if budget.0 == 0 || budget.1 < bytes.len() as u64 {
+                    return false;
+                }
+                budget.0 -= 1;
+                budget.1 -= bytes.len() as u64;
+                let modified = entry.metadata().ok().and_then(|m| m.modified().ok()).and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as u64);
+                let digest = capspec_dialects::pin::bytes_digest(&bytes);
+                files.insert(rel, serde_json::json!({ "digest": digest, "size": bytes.len(), "modified_ns": modified }));
+            }
+        }
+        true
     }
 }
 

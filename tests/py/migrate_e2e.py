@@ -46,8 +46,36 @@ async def exercise(client):
     added = answer(await client.call_tool("add-note", {"title": "migrate", "tag": "docs"}))
     note_id = added["structured"]["noteId"]
     found = answer(await client.call_tool("list-notes", {"tag": "docs", "maxResults": 5}))
+    searched = [await search(client, args) for args in SEARCHES]
     read = answer(await client.call_tool("read-note", {"noteId": note_id}))
-    return {"listing": listing, "added": added, "listed": found, "read": read, "asked": len(ASKED)}
+    return {"listing": listing, "added": added, "listed": found, "searched": searched, "read": read, "asked": len(ASKED)}
+
+
+# Calls the rmcp server accepts (its optional fields omitted, where
+# schemars wrote `default: null` on a helper's non-null schema; either shape
+# of tags; the documented enum) and refuses (a tag that is neither shape, a
+# negative count, a value the enum does not have).
+SEARCHES = [
+    {"query": "mig"},
+    {"query": "mig", "tags": ["docs"]},
+    {"query": "migrate", "tags": {"docs": True}, "limit": 1, "matching": "exact"},
+    {"query": "nothing", "matching": "prefix"},
+    {"query": "mig", "tags": "docs"},
+    {"query": "mig", "limit": -1},
+    {"query": "mig", "matching": "fuzzy"},
+]
+
+
+async def search(client, args):
+    """Whether the server took the call, and how many notes it found: a
+    refusal is a JSON-RPC error (rmcp) or an error result (capspec)."""
+    try:
+        result = await client.call_tool("search-notes", args)
+    except Exception:  # the client raises a JSON-RPC error
+        return {"accepted": False}
+    if result.is_error:
+        return {"accepted": False}
+    return {"accepted": True, "found": len(result.structured_content["notes"])}
 
 
 async def main(argv):

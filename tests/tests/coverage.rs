@@ -203,3 +203,88 @@ fn only_a_recorded_call_makes_a_capability_tested() {
     let tag = report.findings.iter().find(|f| f.message.contains("`notes.tag_note`")).unwrap();
     assert!(tag.message.contains("the last `cargo test` ran it (tags_through_an_alias (counted)), but `tests/counted.rs` changed since"), "{}", tag.message);
 }
+
+/// Freshness is decided by content (DESIGN §5, turn 7): the run's first
+/// process wrote `inputs.json`, the digest of each project file it saw
+/// (written by hand here as the runtime writes it; `cli/tests/init.rs`
+/// has the runtime write one). A file touched after the run, or restored
+/// to what the run saw, leaves the record fresh; a changed, added or
+/// removed input makes it stale, and so does a file changed between the
+/// run's start and its look, whose content the run's binaries may not
+/// have been built from.
+#[test]
+fn a_record_is_fresh_while_its_inputs_are_what_the_run_saw() {
+    let dir = TempDir::new("coverage-content");
+    copy_dir(&fixtures().join("coverage/attribution"), dir.path());
+    capspec_codegen::sync(dir.path()).unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    let (started, taken) = (now - 10.0, now - 5.0);
+    let manifest = dir.path().canonicalize().unwrap().to_string_lossy().into_owned();
+    let header = serde_json::json!({"capspec_coverage": 1, "run": "9-900", "started": started, "manifest_dir": manifest, "binary": "counted", "via": null});
+    dir.write(".capspec/coverage/9-900/counted-1.jsonl", &format!("{header}\n"));
+    // What the run saw: every file but build output and hidden directories.
+    fn seen(root: &std::path::Path, dir: &std::path::Path, files: &mut serde_json::Map<String, serde_json::Value>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().unwrap().is_dir() {
+                if !name.starts_with('.') && name != "target" {
+                    seen(root, &entry.path(), files);
+                }
+                continue;
+            }
+            let bytes = std::fs::read(entry.path()).unwrap();
+            let modified = entry.metadata().unwrap().modified().unwrap().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+            let rel = entry.path().strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+            files.insert(rel, serde_json::json!({"digest": capspec_dialects::pin::bytes_digest(&bytes), "size": bytes.len(), "modified_ns": modified}));
+        }
+    }
+    let mut files = serde_json::Map::new();
+    seen(dir.path(), dir.path(), &mut files);
+    let inputs = serde_json::json!({"capspec_inputs": 1, "taken": taken, "complete": true, "files": files});
+    dir.write(".capspec/coverage/9-900/inputs.json", &inputs.to_string());
+    let stale = |dir: &TempDir| -> Vec<String> {
+        let report = capspec_codegen::check(dir.path()).unwrap();
+        report.findings.into_iter().filter(|f| f.rule == "coverage/stale").map(|f| f.file).collect()
+    };
+    let set_modified = |rel: &str, at: f64| {
+        let file = std::fs::File::options().append(true).open(dir.path().join(rel)).unwrap();
+        file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(at)).unwrap();
+    };
+    // The files were written just now, after the run's look (by these
+    // figures), with the content it saw.
+    assert_eq!(stale(&dir), Vec::<String>::new(), "written after the run's look, with the content it saw");
+    // Touched after the run: same bytes, fresh.
+    set_modified("tests/counted.rs", now + 30.0);
+    assert_eq!(stale(&dir), Vec::<String>::new());
+    // Changed after the run: stale; restored: fresh again.
+    let original = dir.read("tests/counted.rs");
+    dir.write("tests/counted.rs", &format!("{original}// edited\n"));
+    assert_eq!(stale(&dir), ["tests/counted.rs"]);
+    dir.write("tests/counted.rs", &original);
+    assert_eq!(stale(&dir), Vec::<String>::new(), "restored to what the run saw");
+    // Same bytes, but changed between the run's start and its look: the
+    // binaries may have been built from an earlier content.
+    set_modified("specs/notes.yaml", started + 1.0);
+    assert_eq!(stale(&dir), ["specs/notes.yaml"]);
+    // Changed just before the run started (as `sync && cargo test` does,
+    // back to back): fresh.
+    set_modified("specs/notes.yaml", started - 0.01);
+    assert_eq!(stale(&dir), Vec::<String>::new());
+    // An input the run never saw, and one it saw that is gone.
+    dir.write("tests/added.rs", "#[test]\nfn added() {}\n");
+    assert_eq!(stale(&dir), ["tests/added.rs"]);
+    std::fs::remove_file(dir.path().join("tests/added.rs")).unwrap();
+    std::fs::remove_file(dir.path().join("tests/not_counted.rs")).unwrap();
+    assert_eq!(stale(&dir), ["tests/not_counted.rs"]);
+    // A file outside the inputs changes nothing.
+    dir.write("tests/not_counted.rs", &files_text(&inputs, "tests/not_counted.rs", &fixtures()));
+    dir.write("README.md", "not an input\n");
+    assert_eq!(stale(&dir), Vec::<String>::new());
+}
+
+/// The fixture's text of `rel` (whose digest `inputs` holds).
+fn files_text(inputs: &serde_json::Value, rel: &str, fixtures: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(fixtures.join("coverage/attribution").join(rel)).unwrap();
+    assert_eq!(inputs["files"][rel]["digest"], capspec_dialects::pin::bytes_digest(text.as_bytes()));
+    text
+}

@@ -66,10 +66,16 @@ pub(crate) fn render_record(specs: &[Exported]) -> String {
     let mut out = format!("{{\"generated\": {},\n\"capabilities\": [", Value::String(header));
     for (i, spec) in specs.iter().enumerate() {
         out.push_str(if i == 0 { "\n" } else { ",\n" });
-        // The schema's keys sorted in every build (serde_json's
-        // `preserve_order` keeps the order the conversion inserted them).
+        // The schemas' keys sorted in every build (serde_json's
+        // `preserve_order`, which any crate of a project's build may turn
+        // on, keeps the order the conversion inserted them): both of them,
+        // so `cargo capspec sync` and a project's `cargo xtask sync` write
+        // the same bytes.
         let mut spec = spec.clone();
         spec.input_schema.sort_all_objects();
+        if let Some(output) = spec.output_schema.as_mut() {
+            output.sort_all_objects();
+        }
         out.push_str(&serde_json::to_string(&spec).expect("records serialize"));
     }
     out.push_str("\n]}\n");
@@ -106,3 +112,46 @@ pub fn parse_record(path: &str, text: &str) -> (Vec<Exported>, Vec<Finding>) {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The record's bytes do not depend on the order a schema's keys were
+    /// inserted in: with serde_json's `preserve_order` (which `.ci/run`
+    /// turns on for this crate's unit tests) a map iterates in insertion
+    /// order, and the installed binary and a project's xtask, built with
+    /// and without it, must write one record.
+    #[test]
+    fn both_schemas_are_written_in_one_key_order_whatever_the_insertion_order() {
+        let reversed = |keys: &[(&str, Value)]| Value::Object(keys.iter().rev().map(|(k, v)| (k.to_string(), v.clone())).collect());
+        let envelope = reversed(&[
+            ("properties", reversed(&[("data", serde_json::json!({"type": "string"})), ("ok", serde_json::json!({"type": "boolean"}))])),
+            ("required", serde_json::json!(["ok", "data"])),
+            ("type", serde_json::json!("object")),
+        ]);
+        let spec = Exported {
+            package: "app".into(),
+            module: "db".into(),
+            name: "sql_query".into(),
+            category: "read".into(),
+            description: "Run a query.".into(),
+            title: None,
+            aliases: Vec::new(),
+            hints: Default::default(),
+            open: false,
+            rust_type: "app::Query".into(),
+            file: "src/lib.rs".into(),
+            line: 0,
+            column: 0,
+            input_schema: reversed(&[("properties", reversed(&[("sql", serde_json::json!({"type": "string"}))])), ("type", serde_json::json!("object"))]),
+            output_schema: Some(envelope),
+        };
+        let text = render_record(&[spec]);
+        let line = text.lines().nth(2).unwrap();
+        assert_eq!(
+            line,
+            r#"{"package":"app","module":"db","name":"sql_query","category":"read","description":"Run a query.","rust_type":"app::Query","file":"src/lib.rs","input_schema":{"properties":{"sql":{"type":"string"}},"type":"object"},"output_schema":{"properties":{"data":{"type":"string"},"ok":{"type":"boolean"}},"required":["ok","data"],"type":"object"}}"#
+        );
+    }
+}

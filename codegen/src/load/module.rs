@@ -257,7 +257,7 @@ impl Decoder<'_> {
         let input = match get(entries, "input") {
             None => None,
             Some(input) => {
-                let schema = schema::SchemaDecoder::new(self.file, self.findings).root(input, "/input");
+                let schema = schema::SchemaDecoder::new(self.file, self.findings, !self.code_first && !self.upstream).root(input, "/input");
                 if let Some(schema) = &schema {
                     if schema.types != [JsonType::Object] {
                         self.error(
@@ -276,7 +276,7 @@ impl Decoder<'_> {
         let output = match get(entries, "output") {
             None => None,
             Some(out) => {
-                let schema = schema::SchemaDecoder::new(self.file, self.findings).root(out, "/output");
+                let schema = schema::SchemaDecoder::new(self.file, self.findings, !self.code_first && !self.upstream).root(out, "/output");
                 if schema.is_none() {
                     valid = false;
                 }

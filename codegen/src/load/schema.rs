@@ -26,11 +26,15 @@ pub(super) struct SchemaDecoder<'d> {
     /// `$ref`s seen, checked against `$defs` at the end of the root.
     refs: Vec<(String, Pos, String)>,
     ok: bool,
+    /// The project wrote this schema (a YAML spec of its own), so a
+    /// default that does not fit it is worth a warning; an import's, a
+    /// pin's or a derive's is taken as declared (DESIGN §2).
+    owned: bool,
 }
 
 impl<'d> SchemaDecoder<'d> {
-    pub(super) fn new(file: &'d str, findings: &'d mut Vec<Finding>) -> Self {
-        SchemaDecoder { file, findings, refs: Vec::new(), ok: true }
+    pub(super) fn new(file: &'d str, findings: &'d mut Vec<Finding>, owned: bool) -> Self {
+        SchemaDecoder { file, findings, refs: Vec::new(), ok: true, owned }
     }
 
     fn error(&mut self, pos: Pos, message: String) {
@@ -330,16 +334,17 @@ impl<'d> SchemaDecoder<'d> {
                     }
                 }
             }
-            if let Some(d) = &schema.default {
-                if !fits(d) {
-                    self.error(key_pos("default"), format!("`default` {d} does not match the schema's type (at `{pointer}/default`)"));
-                }
-            }
         }
-        if let (Some(values), Some(d)) = (&schema.enum_values, &schema.default) {
-            if !values.contains(d) {
-                self.error(key_pos("default"), format!("`default` {d} is not one of the `enum` values (at `{pointer}/default`)"));
-            }
+        // `default` is an annotation: one that does not fit is never applied
+        // (`Schema::applied_default`), and only the project's own spec
+        // hears of it.
+        if let (true, Some(problem)) = (self.owned, schema.default_problem()) {
+            self.findings.push(Finding::warning(
+                rule::SPEC_INVALID_SCHEMA,
+                self.file,
+                key_pos("default"),
+                format!("{problem} (at `{pointer}/default`), so it is never applied: an omitted value stays absent; remove `default`, or give a value the schema accepts"),
+            ));
         }
         let pairs = [
             ("minimum", "maximum", schema.minimum.as_ref().and_then(|n| n.as_f64()), schema.maximum.as_ref().and_then(|n| n.as_f64())),

@@ -163,7 +163,7 @@ impl Compact<'_> {
                     "string" => format!("{}{optional}", property_key(name)),
                     _ => format!("{}{optional}: {ty}", property_key(name)),
                 };
-                if let Some(d) = &prop.default {
+                if let Some(d) = prop.applied_default() {
                     field.push_str(&format!(" = {}", compact_json(d)));
                 }
                 if let Some(d) = prop.description.as_ref().filter(|d| self.shared.get(name) != Some(*d)) {
@@ -180,31 +180,44 @@ impl Compact<'_> {
         format!("{{{}}}", fields.join(", "))
     }
 
+    /// The type's notation; each alternative of a union is written once
+    /// (an `enum` with `null` on a nullable type is not `…|null|null`).
     fn type_of(&self, schema: &Schema) -> String {
-        let mut base = self.base(schema);
+        let mut parts = self.base(schema);
         let bounds = bounds(schema);
         if !bounds.is_empty() {
-            base = format!("{base}({bounds})");
+            let all = parts.join("|");
+            parts = vec![format!("{all}({bounds})")];
         }
-        if schema.is_nullable() && schema.single_type().is_some() {
-            base.push_str("|null");
+        if schema.is_nullable() && schema.single_type().is_some() && !parts.iter().any(|p| p == "null") {
+            parts.push("null".into());
         }
-        base
+        parts.join("|")
     }
 
-    fn base(&self, schema: &Schema) -> String {
-        match Shape::of(schema) {
+    /// The alternatives of a type, each once, in declared order.
+    fn base(&self, schema: &Schema) -> Vec<String> {
+        let once = |all: Vec<String>| all.into_iter().fold(Vec::new(), |mut kept: Vec<String>, p| {
+            if !kept.contains(&p) {
+                kept.push(p);
+            }
+            kept
+        });
+        let one = match Shape::of(schema) {
             Shape::Ref(r) => self.def_name(r),
             Shape::Const(c) => literal(c),
-            Shape::Enum(values) => values.iter().map(enum_value).collect::<Vec<_>>().join("|"),
-            Shape::Union(variants) => variants
-                .iter()
-                .map(|v| match &v.description {
-                    Some(d) => format!("{}{}", self.type_of(v), comment(d)),
-                    None => self.type_of(v),
-                })
-                .collect::<Vec<_>>()
-                .join("|"),
+            Shape::Enum(values) => return once(values.iter().map(enum_value).collect()),
+            Shape::Union(variants) => {
+                return once(
+                    variants
+                        .iter()
+                        .flat_map(|v| match &v.description {
+                            Some(d) => vec![format!("{}{}", self.type_of(v), comment(d))],
+                            None => self.type_of_parts(v),
+                        })
+                        .collect(),
+                );
+            }
             Shape::Bytes(Some(media)) => format!("bytes({media})"),
             Shape::Bytes(None) => "bytes".into(),
             Shape::String => "string".into(),
@@ -218,7 +231,19 @@ impl Compact<'_> {
             }
             Shape::Object => self.object_or_map(schema),
             Shape::Any => "any".into(),
+        };
+        vec![one]
+    }
+
+    /// [`Self::type_of`] as its alternatives, so a union of unions writes
+    /// each alternative once.
+    fn type_of_parts(&self, schema: &Schema) -> Vec<String> {
+        let bounds = bounds(schema);
+        let mut parts = if bounds.is_empty() { self.base(schema) } else { vec![self.type_of(schema)] };
+        if bounds.is_empty() && schema.is_nullable() && schema.single_type().is_some() && !parts.iter().any(|p| p == "null") {
+            parts.push("null".into());
         }
+        parts
     }
 
     fn object_or_map(&self, schema: &Schema) -> String {

@@ -252,7 +252,7 @@ impl TypeGen<'_> {
             let d = doc(prop.description.as_deref());
             let required = schema.is_required(key);
             let already_optional = ty.to_string().starts_with("Option <");
-            let default = prop.default.as_ref().filter(|v| !v.is_null());
+            let default = prop.applied_default();
             let field = if required {
                 quote! { #d #rename pub #fid: #ty }
             } else if let Some(value) = default {

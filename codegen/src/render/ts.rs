@@ -131,7 +131,7 @@ impl TsTypes {
                 let media = prop.content_media_type.as_deref().map(|m| format!(" ({})", block_comment(m.to_string()))).unwrap_or_default();
                 doc.push(format!("Base64 text of the bytes{media}."));
             }
-            if let Some(d) = &prop.default {
+            if let Some(d) = prop.applied_default() {
                 doc.push(format!("@default {}", block_comment(d.to_string())));
             }
             if !doc.is_empty() {

@@ -12,6 +12,9 @@ pub(super) const KEYWORDS: &[&str] = &[
     "type", "properties", "required", "additionalProperties", "items", "enum", "const", "description", "default", "minimum", "maximum",
     "minLength", "maxLength", "pattern", "format", "minItems", "maxItems", "oneOf", "anyOf", "$defs", "$ref",
     "contentMediaType", "contentEncoding",
+    // Annotations (DESIGN §2, "Schemas as declared"): kept and served,
+    // nothing is checked against them.
+    "title", "$schema", "$id", "$comment", "examples", "deprecated", "readOnly", "writeOnly",
 ];
 
 pub(super) struct Compiler {

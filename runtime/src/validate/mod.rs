@@ -71,7 +71,12 @@ impl Validator {
     }
 
     /// Fill every omitted property that has a `default` with exactly that
-    /// value, in objects the arguments hold (nested ones included, through
+    /// value, where the value is valid against the property's own schema
+    /// (`default` is an annotation in JSON Schema: one that does not fit,
+    /// such as schemars' `default: null` on a non-null `schema_with` helper,
+    /// is never injected), and never `null` (an optional property whose
+    /// default is `null` stays absent: the impl's serde default decides);
+    /// in objects the arguments hold (nested ones included, through
     /// `items` and `$ref`; not inside `oneOf`/`anyOf`, where which branch
     /// applies is not known). Runs before validation, so the impl, the
     /// receipt and the guest see one value.
@@ -114,8 +119,11 @@ impl Validator {
         }
     }
 
+    /// The default an omitted property takes: its own (or its `$ref`'s),
+    /// when not `null` and valid against the property's schema.
     fn default_of<'a>(&'a self, node: &'a Node) -> Option<&'a Value> {
-        node.default.as_ref().or_else(|| node.reference.and_then(|r| self.target(r).default.as_ref()))
+        let default = node.default.as_ref().or_else(|| node.reference.and_then(|r| self.target(r).default.as_ref()))?;
+        (!default.is_null() && self.validate_node(node, default, 0)).then_some(default)
     }
 
     /// Top-level property names, in schema order.
@@ -169,8 +177,7 @@ impl Validator {
         }
         if let Some(values) = &node.enum_values {
             if !values.iter().any(|v| json_eq(v, value)) {
-                let list = values.iter().map(Value::to_string).collect::<Vec<_>>().join(", ");
-                fail(pointer, format!("{value} is not one of {list}"));
+                fail(pointer, not_one_of(value, values));
                 return;
             }
         }
@@ -256,20 +263,80 @@ impl Validator {
             _ => {}
         }
         if !node.one_of.is_empty() {
-            let matching = node.one_of.iter().filter(|n| self.validate_node(n, value, depth + 1)).count();
-            if matching != 1 {
-                out.push(Violation {
-                    pointer: if pointer.is_empty() { "/".into() } else { pointer.clone() },
-                    message: format!("matches {matching} of the `oneOf` alternatives; exactly one must match"),
-                });
+            let matching: Vec<usize> = (0..node.one_of.len()).filter(|i| self.validate_node(&node.one_of[*i], value, depth + 1)).collect();
+            if matching.len() != 1 {
+                let message = match (matching.as_slice(), self.allowed_values(node, 0)) {
+                    ([], Some(values)) => not_one_of(value, &values),
+                    ([], None) => format!("matches none of the `oneOf` alternatives ({})", self.why_not(&node.one_of, value, depth)),
+                    (many, _) => {
+                        let which = many.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(", ");
+                        format!("matches {} of the `oneOf` alternatives (numbers {which}); exactly one must match", many.len())
+                    }
+                };
+                out.push(Violation { pointer: at(pointer), message });
             }
         }
         if !node.any_of.is_empty() && !node.any_of.iter().any(|n| self.validate_node(n, value, depth + 1)) {
-            out.push(Violation {
-                pointer: if pointer.is_empty() { "/".into() } else { pointer.clone() },
-                message: "matches none of the `anyOf` alternatives".into(),
-            });
+            let message = match self.allowed_values(node, 0) {
+                Some(values) => not_one_of(value, &values),
+                None => format!("matches none of the `anyOf` alternatives ({})", self.why_not(&node.any_of, value, depth)),
+            };
+            out.push(Violation { pointer: at(pointer), message });
         }
+    }
+
+    /// Why each alternative refused `value`: its first violation, numbered
+    /// from 1 as a person counts them.
+    fn why_not(&self, alternatives: &[Node], value: &Value, depth: usize) -> String {
+        let reasons: Vec<String> = alternatives
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let mut out = Vec::new();
+                self.check(n, value, &mut String::new(), &mut out, depth + 1);
+                match out.first() {
+                    Some(v) if v.pointer == "/" => format!("{}: {}", i + 1, v.message),
+                    Some(v) => format!("{}: {} {}", i + 1, v.pointer, v.message),
+                    None => format!("{}: no match", i + 1),
+                }
+            })
+            .collect();
+        reasons.join("; ")
+    }
+
+    /// Every value a node of `const`s and `enum`s allows (schemars writes a
+    /// documented enum as `oneOf` of one `const` or `enum` per variant), or
+    /// `None` when it allows more than a list of values.
+    fn allowed_values(&self, node: &Node, depth: usize) -> Option<Vec<Value>> {
+        if depth > 16 || !node.properties.is_empty() || node.items.is_some() {
+            return None;
+        }
+        if let Some(r) = node.reference {
+            return self.allowed_values(self.target(r), depth + 1);
+        }
+        if let Some(c) = &node.const_value {
+            return Some(vec![c.clone()]);
+        }
+        if let Some(values) = &node.enum_values {
+            return Some(values.clone());
+        }
+        // `{"type": "null"}`, the other half of an optional enum.
+        if node.types == [Type::Null] && node.one_of.is_empty() && node.any_of.is_empty() {
+            return Some(vec![Value::Null]);
+        }
+        let alternatives = if node.one_of.is_empty() { &node.any_of } else { &node.one_of };
+        if alternatives.is_empty() {
+            return None;
+        }
+        let mut all: Vec<Value> = Vec::new();
+        for alternative in alternatives {
+            for v in self.allowed_values(alternative, depth + 1)? {
+                if !all.contains(&v) {
+                    all.push(v);
+                }
+            }
+        }
+        Some(all)
     }
 
     fn validate_node(&self, node: &Node, value: &Value, depth: usize) -> bool {
@@ -277,6 +344,12 @@ impl Validator {
         self.check(node, value, &mut String::new(), &mut out, depth);
         out.is_empty()
     }
+}
+
+/// `"z" is not one of "x", "y"`: the allowed values, each as JSON.
+fn not_one_of(value: &Value, values: &[Value]) -> String {
+    let list = values.iter().map(Value::to_string).collect::<Vec<_>>().join(", ");
+    format!("{value} is not one of {list}")
 }
 
 /// Whether `default` appears as a key anywhere in a schema (a property
@@ -336,7 +409,7 @@ mod tests {
                 "/list/0: missing required property `id`",
                 "/list/1/id: expected string, got a number",
                 "/n: 0 is less than the minimum 1",
-                "/one: matches 0 of the `oneOf` alternatives; exactly one must match",
+                "/one: matches none of the `oneOf` alternatives (1: expected string, got a boolean; 2: expected integer, got a boolean)",
                 "/s: text is 1 characters, shorter than the minimum 2",
                 "/s: text does not match the pattern /^a/",
             ]
@@ -392,5 +465,63 @@ mod tests {
         let mut args = json!({"kept": null, "filter": {}, "rows": [{}, {"on": false}]});
         v.apply_defaults(&mut args);
         assert_eq!(args, json!({"limit": 50, "kept": null, "filter": {"tag": "all"}, "rows": [{"on": true}, {"on": false}]}));
+    }
+
+    #[test]
+    fn a_default_that_does_not_fit_its_schema_or_is_null_is_never_injected() {
+        // What schemars writes for `#[serde(default)] Option<T>` with a
+        // `schema_with` helper: the helper's schema, and `default: null`.
+        let v = Validator::compile(&json!({
+            "type": "object",
+            "properties": {
+                "sql": {"type": "string"},
+                "params": {"anyOf": [{"type": "array", "items": {}}, {"type": "object"}], "default": null},
+                "limit": {"type": "integer", "minimum": 0, "default": null},
+                "nullable": {"type": ["integer", "null"], "default": null},
+                "wrong": {"type": "integer", "default": "ten"},
+                "fits": {"type": "integer", "minimum": 0, "default": 5}
+            },
+            "required": ["sql"]
+        }))
+        .unwrap();
+        let mut args = json!({"sql": "SELECT 1"});
+        v.apply_defaults(&mut args);
+        assert_eq!(args, json!({"sql": "SELECT 1", "fits": 5}), "only the default that fits its own schema is applied");
+        assert!(v.validate(&args).is_empty());
+        // What the schema refuses is still refused.
+        assert_eq!(v.validate(&json!({"sql": "x", "limit": -1})).len(), 1);
+        assert_eq!(v.validate(&json!({"sql": "x", "params": "a"})), vec![Violation {
+            pointer: "/params".into(),
+            message: "matches none of the `anyOf` alternatives (1: expected array, got a string; 2: expected object, got a string)".into()
+        }]);
+    }
+
+    #[test]
+    fn a_failed_union_of_values_names_every_allowed_value() {
+        // schemars writes a documented unit enum as `oneOf` of one
+        // `const` (or one-value `enum`) per variant.
+        let mode = json!({"oneOf": [
+            {"description": "In memory.", "type": "string", "const": "memory"},
+            {"description": "On disk.", "type": "string", "enum": ["persist"]}
+        ]});
+        assert_eq!(violations(mode, json!("disk")), [r#"/: "disk" is not one of "memory", "persist""#]);
+        let nested = json!({"anyOf": [{"$ref": "#/$defs/Mode"}, {"type": "null"}], "$defs": {"Mode": {"enum": ["a", "b"]}}});
+        assert_eq!(violations(nested, json!("c")), [r#"/: "c" is not one of "a", "b", null"#]);
+        let values = json!({"anyOf": [{"enum": ["none", "ignore"]}, {"enum": ["replace", null]}, {"const": null}]});
+        assert_eq!(violations(values, json!("x")), [r#"/: "x" is not one of "none", "ignore", "replace", null"#]);
+        // Two matches of a `oneOf` are numbered.
+        let two = json!({"oneOf": [{"type": "integer"}, {"type": "number"}]});
+        assert_eq!(violations(two, json!(1)), ["/: matches 2 of the `oneOf` alternatives (numbers 1, 2); exactly one must match"]);
+    }
+
+    #[test]
+    fn annotations_are_accepted_and_check_nothing() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema", "title": "Args", "$comment": "c",
+            "type": "object",
+            "properties": {"n": {"type": "integer", "examples": [1], "deprecated": true, "readOnly": true, "writeOnly": false, "title": "N"}}
+        });
+        assert!(violations(schema.clone(), json!({"n": 2})).is_empty());
+        assert_eq!(violations(schema, json!({"n": "2"})), ["/n: expected integer, got a string"]);
     }
 }
