@@ -261,7 +261,11 @@ pub fn import_with(module: &str, tools: &[(String, Value)], options: ImportOptio
     }
     // The result must load cleanly; anything else is reported, not hidden.
     let loaded = load::load_files(vec![SpecFile { path: format!("{module}.yaml"), bytes: out.yaml.clone().into_bytes() }]);
-    out.findings.extend(loaded.findings);
+    // A server's `default` that does not fit its own schema is copied as
+    // declared (DESIGN §2): that is the server's contract, not a finding
+    // of the import.
+    let declared = |f: &Finding| f.rule == crate::rules::SPEC_INVALID_SCHEMA && f.severity == crate::finding::Severity::Warning;
+    out.findings.extend(loaded.findings.into_iter().filter(|f| !declared(f)));
     Ok(out)
 }
 
@@ -470,15 +474,19 @@ mod tests {
         let mut dropped = Vec::new();
         strip_unsupported(&mut schema, "", &mut |k, at| dropped.push(format!("{k} at {at}")));
         assert_eq!(dropped, ["propertyNames at /properties/env/propertyNames", "exclusiveMinimum at /properties/ratio/exclusiveMinimum"]);
+        // Kept as declared (DESIGN §2): the annotations, zod's integer
+        // bounds and `anyOf [T, {type: null}]`.
         assert_eq!(
             schema,
             json!({
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "title": "Args",
                 "type": "object",
                 "properties": {
                     "limit": {"type": "integer", "minimum": 1, "maximum": 50},
                     "ratio": {"type": "number"},
-                    "count": {"type": "integer"},
-                    "cursor": {"type": ["string", "null"], "minLength": 1, "description": "Where to go on."},
+                    "count": {"type": "integer", "minimum": -9007199254740991_i64, "maximum": 9007199254740991_i64},
+                    "cursor": {"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}], "description": "Where to go on."},
                     "paths": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]},
                     "env": {"type": "object", "additionalProperties": {"type": "string"}}
                 }

@@ -371,6 +371,14 @@ pub struct Schema {
     pub content_media_type: Option<String>,
     /// `contentEncoding: base64`: the string carries bytes (DESIGN §10).
     pub base64: bool,
+    /// Annotation keywords (`title`, `$schema`, `$comment`, `examples`,
+    /// `deprecated`, `readOnly`, `writeOnly`) in document order: nothing is
+    /// checked against them, and they are served as written.
+    pub annotations: Vec<(String, Json)>,
+    /// The schema as written, when the fields above read it another way:
+    /// `anyOf [T, {type: null}]` is read as T's keywords with `type: [T,
+    /// "null"]` (so a binding is `Option<T>`), and served as written.
+    pub declared: Option<Json>,
 }
 
 impl Schema {
@@ -433,7 +441,13 @@ impl Schema {
 
     /// The schema back as JSON, every object's keys sorted.
     pub fn to_json(&self) -> Json {
+        if let Some(declared) = &self.declared {
+            return declared.clone();
+        }
         let mut map = serde_json::Map::new();
+        for (key, value) in &self.annotations {
+            map.insert(key.clone(), value.clone());
+        }
         if let Some(r) = &self.reference {
             map.insert("$ref".into(), Json::String(format!("#/$defs/{r}")));
         }

@@ -16,6 +16,7 @@ sharing only the token and the state key behind a round-robin proxy, where
 
 import asyncio
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -192,6 +193,17 @@ async def scale_out(binary, scratch):
             server.wait()
 
 
+class Collect(logging.Handler):
+    """Keeps the messages of warnings and worse."""
+
+    def __init__(self, into):
+        super().__init__(logging.WARNING)
+        self.into = into
+
+    def emit(self, record):
+        self.into.append(record.getMessage())
+
+
 async def exercise(client, workspace):
     """The same checks over either transport; returns the protocol version."""
     tools = await client.list_tools()
@@ -245,6 +257,19 @@ async def main(binary, scratch):
         async with httpx2.AsyncClient(headers={"Authorization": "Bearer py-e2e-token"}) as http:
             async with Client(streamable_http_client(url, http_client=http)) as client:
                 summary["http"] = await exercise(client, http_ws)
+        # A 2025-11-25 session, ended by the client's DELETE: the client
+        # logs a warning unless the end is answered 200 or 204.
+        warnings = []
+        handler = Collect(warnings)
+        logger = logging.getLogger("mcp.client.streamable_http")
+        logger.addHandler(handler)
+        try:
+            async with httpx2.AsyncClient(headers={"Authorization": "Bearer py-e2e-token"}) as http:
+                async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+                    summary["legacy_http"] = await exercise(client, http_ws)
+        finally:
+            logger.removeHandler(handler)
+        summary["session_end_warnings"] = warnings
     finally:
         server.kill()
         server.wait()

@@ -124,22 +124,12 @@ fn node_of(value: Value, pos: Pos) -> Node {
     Node { value, pos }
 }
 
-/// A schemars schema in the spec format's subset: the root's `$schema`,
-/// `title` and `description` (the type's doc comment, for Rust readers;
-/// the model reads the capability's description) go silently, and so do
-/// titles inside; any other keyword outside the subset goes with a warning
-/// at the derive.
+/// A schemars schema in the spec format's subset, as written (its
+/// `$schema`, titles and the type's doc comment are kept: DESIGN §2,
+/// "Schemas as declared"); a keyword outside the subset goes with a
+/// warning at the derive.
 fn to_subset(schema: &mut Value, root: &str, file: &str, pos: Pos, qualified: &str, findings: &mut Vec<Finding>) {
-    if let Some(map) = schema.as_object_mut() {
-        map.remove("$schema");
-        map.remove("title");
-        map.remove("description");
-    }
     crate::import::strip_unsupported(schema, root, &mut |key, at| {
-        // schemars titles enum variants and structs; a title is only a label.
-        if key == "title" {
-            return;
-        }
         findings.push(
             Finding::warning(
                 rule::CODE_FIRST_KEYWORD,

@@ -6,21 +6,19 @@ use serde_json::{Map, Value};
 
 use crate::load::keys::SCHEMA_KEYWORDS;
 
-/// JavaScript's largest safe integer: zod writes ± it as the bounds of every
-/// `z.number().int()`, which says nothing about the tool.
-const SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
-
-/// Keywords that only annotate (nothing is checked against them): dropped
-/// without a warning.
-const ANNOTATIONS: &[&str] = &["$schema", "$id", "$comment", "title", "examples", "deprecated", "readOnly", "writeOnly"];
+/// Keywords that only annotate and that the format does not keep: dropped
+/// without a warning. (`title`, `$schema`, `$comment`, `examples`,
+/// `deprecated`, `readOnly` and `writeOnly` are kept as written.)
+const ANNOTATIONS: &[&str] = &["$id"];
 
 /// Bring a schema into the supported subset, telling `dropped` each keyword
 /// that could not be kept and the JSON pointer where it was. Shared by the
 /// MCP importer and the code-first export (schemars output). Translated, not
-/// dropped: a multi-type `type` (→ `anyOf`), a nullable written as `anyOf
-/// [T, {type: null}]` (→ `type: [T, "null"]`), `exclusiveMinimum` and
-/// `exclusiveMaximum` on integers (→ `minimum`/`maximum` one step in).
-/// Dropped silently: annotations, and zod's ±2^53−1 integer bounds.
+/// dropped: a multi-type `type` (→ `anyOf`), `nullable` (OpenAPI's, → a
+/// union with `null`), `exclusiveMinimum` and `exclusiveMaximum` on
+/// integers (→ `minimum`/`maximum` one step in). Kept as written: the
+/// annotations, integer bounds (zod's ±2^53−1 too) and `anyOf [T, {type:
+/// null}]` (DESIGN §2, "Schemas as declared"). Dropped silently: `$id`.
 pub(crate) fn strip_unsupported(schema: &mut Value, pointer: &str, dropped: &mut dyn FnMut(&str, &str)) {
     let Some(map) = schema.as_object_mut() else { return };
     // `type: [A, B, …]` beyond `[T, "null"]` is the same as `anyOf` of each
@@ -30,7 +28,6 @@ pub(crate) fn strip_unsupported(schema: &mut Value, pointer: &str, dropped: &mut
         map.remove("type");
         map.insert("anyOf".into(), Value::Array(types.into_iter().map(|t| serde_json::json!({ "type": t })).collect()));
     }
-    fold_nullable(map);
     open_nullable(map);
     let integer = map.get("type").is_some_and(|t| t == "integer" || t.as_array().is_some_and(|ts| ts.iter().any(|t| t == "integer")));
     for (exclusive, inclusive, step) in [("exclusiveMinimum", "minimum", 1.0), ("exclusiveMaximum", "maximum", -1.0)] {
@@ -44,11 +41,6 @@ pub(crate) fn strip_unsupported(schema: &mut Value, pointer: &str, dropped: &mut
                 None => bound,
             };
             map.insert(inclusive.into(), serde_json::json!(stricter as i64));
-        }
-    }
-    for bound in ["minimum", "maximum"] {
-        if map.get(bound).and_then(Value::as_f64).is_some_and(|b| b.abs() == SAFE_INTEGER) {
-            map.remove(bound);
         }
     }
     // Binary content is a string with `contentEncoding: base64` (and maybe
@@ -129,32 +121,6 @@ fn open_nullable(map: &mut Map<String, Value>) {
             } else if let Some(Value::Array(variants)) = map.get_mut("oneOf") {
                 variants.push(serde_json::json!({ "type": "null" }));
             }
-        }
-    }
-}
-
-/// `anyOf: [T, {type: null}]` (how Pydantic and zod write an optional value)
-/// → T's keywords here, with `type: [T, "null"]`, when T has one type.
-fn fold_nullable(map: &mut Map<String, Value>) {
-    let Some(Value::Array(variants)) = map.get("anyOf") else { return };
-    let [a, b] = variants.as_slice() else { return };
-    let is_null = |v: &Value| v.as_object().is_some_and(|o| o.len() == 1 && o.get("type").is_some_and(|t| t == "null"));
-    let other = match (is_null(a), is_null(b)) {
-        (true, false) => b,
-        (false, true) => a,
-        _ => return,
-    };
-    let Some(other) = other.as_object().filter(|o| o.get("type").is_some_and(Value::is_string)) else { return };
-    if other.keys().any(|k| k != "type" && map.contains_key(k)) {
-        return;
-    }
-    let other = other.clone();
-    map.remove("anyOf");
-    for (k, v) in other {
-        if k == "type" {
-            map.insert(k, Value::Array(vec![v, Value::String("null".into())]));
-        } else {
-            map.insert(k, v);
         }
     }
 }

@@ -45,4 +45,13 @@ pub(crate) const SCHEMA_KEYWORDS: &[&str] = &[
     "$ref",
     "contentMediaType",
     "contentEncoding",
+    // Annotations (DESIGN §2, "Schemas as declared"): kept and served as
+    // written, nothing checked against them.
+    "title",
+    "$schema",
+    "$comment",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
 ];

@@ -59,6 +59,13 @@ impl<'d> SchemaDecoder<'d> {
             self.error(node.pos, format!("a schema must be a mapping (at `{pointer}`), found {}", node.value.kind()));
             return None;
         };
+        if let Some(folded) = fold_nullable(entries, node.pos) {
+            let mut schema = self.schema(&folded, pointer, is_root)?;
+            let mut declared = node.to_json();
+            declared.sort_all_objects();
+            schema.declared = Some(declared);
+            return Some(schema);
+        }
         let mut schema = Schema::default();
         for (key, value) in entries {
             let at = format!("{pointer}/{}", pointer_segment(&key.name));
@@ -190,6 +197,18 @@ impl<'d> SchemaDecoder<'d> {
                         self.error(value.pos, format!("`$defs` must be a mapping of schemas (at `{at}`)"));
                     }
                 }
+                "title" | "$schema" | "$comment" => match &value.value {
+                    Value::String(_) => schema.annotations.push((key.name.clone(), value.to_json())),
+                    _ => self.error(value.pos, format!("`{}` must be a string (at `{at}`)", key.name)),
+                },
+                "deprecated" | "readOnly" | "writeOnly" => match &value.value {
+                    Value::Bool(_) => schema.annotations.push((key.name.clone(), value.to_json())),
+                    _ => self.error(value.pos, format!("`{}` must be `true` or `false` (at `{at}`)", key.name)),
+                },
+                "examples" => match &value.value {
+                    Value::Seq(_) => schema.annotations.push((key.name.clone(), value.to_json())),
+                    _ => self.error(value.pos, format!("`examples` must be a list of values (at `{at}`)")),
+                },
                 "$ref" => match &value.value {
                     Value::String(r) => match r.strip_prefix("#/$defs/") {
                         Some(name) if !name.contains('/') => {
@@ -359,6 +378,41 @@ impl<'d> SchemaDecoder<'d> {
             }
         }
     }
+}
+
+/// `anyOf: [T, {type: null}]` (how schemars, Pydantic and zod write an
+/// optional value), read as T's keywords beside the outer ones with `type:
+/// [T, "null"]`, when T has one type and shares no keyword with the outer
+/// schema; `None` for any other schema. The caller keeps the schema as
+/// written for serving.
+fn fold_nullable(entries: &[(Key, Node)], pos: Pos) -> Option<Node> {
+    let (any_of_key, any_of) = entries.iter().find(|(k, _)| k.name == "anyOf")?;
+    let Value::Seq(variants) = &any_of.value else { return None };
+    let [a, b] = variants.as_slice() else { return None };
+    let is_null = |n: &Node| matches!(&n.value, Value::Map(m) if m.len() == 1 && m[0].0.name == "type" && matches!(&m[0].1.value, Value::String(t) if t == "null"));
+    let other = match (is_null(a), is_null(b)) {
+        (true, false) => b,
+        (false, true) => a,
+        _ => return None,
+    };
+    let Value::Map(inner) = &other.value else { return None };
+    let (type_key, ty) = inner.iter().find(|(k, _)| k.name == "type")?;
+    if !matches!(&ty.value, Value::String(t) if t != "null") || inner.iter().any(|(k, _)| k.name == "anyOf" || k.name == "oneOf") {
+        return None;
+    }
+    if inner.iter().any(|(k, _)| k.name != "type" && entries.iter().any(|(o, _)| o.name == k.name)) {
+        return None;
+    }
+    let mut folded: Vec<(Key, Node)> = entries.iter().filter(|(k, _)| k.name != any_of_key.name).cloned().collect();
+    for (k, v) in inner {
+        if k.name == "type" {
+            let null = Node { value: Value::String("null".into()), pos: any_of.pos };
+            folded.push((type_key.clone(), Node { value: Value::Seq(vec![ty.clone(), null]), pos: ty.pos }));
+        } else {
+            folded.push((k.clone(), v.clone()));
+        }
+    }
+    Some(Node { value: Value::Map(folded), pos })
 }
 
 /// `type/subtype` (RFC 6838 names), or the range `type/*`.

@@ -271,7 +271,10 @@ fn bounds(schema: &Schema) -> String {
         (None, Some(hi)) => Some(format!("≤{hi}")),
         (None, None) => None,
     };
-    if let Some(r) = range(schema.minimum.as_ref().map(|n| n.to_string()), schema.maximum.as_ref().map(|n| n.to_string())) {
+    // JavaScript's largest safe integer: zod writes ± it as the bounds of
+    // every `z.number().int()`; kept in the schema, left out of the notation.
+    let said = |n: &&serde_json::Number| n.as_f64().is_none_or(|f| f.abs() != 9_007_199_254_740_991.0);
+    if let Some(r) = range(schema.minimum.as_ref().filter(said).map(|n| n.to_string()), schema.maximum.as_ref().filter(said).map(|n| n.to_string())) {
         parts.push(r);
     }
     if let Some(r) = range(schema.min_length.map(|n| n.to_string()), schema.max_length.map(|n| n.to_string())) {

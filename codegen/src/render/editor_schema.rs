@@ -147,6 +147,24 @@ struct Schema {
     /// `#/$defs/<Name>`
     #[schemars(rename = "$ref")]
     reference: Option<String>,
+    /// An annotation: kept and served as written.
+    title: Option<String>,
+    /// An annotation: the JSON Schema dialect.
+    #[schemars(rename = "$schema")]
+    dialect: Option<String>,
+    /// An annotation: a comment for people.
+    #[schemars(rename = "$comment")]
+    comment: Option<String>,
+    /// An annotation: example values.
+    examples: Option<Vec<serde_json::Value>>,
+    /// An annotation.
+    deprecated: Option<bool>,
+    /// An annotation.
+    #[schemars(rename = "readOnly")]
+    read_only: Option<bool>,
+    /// An annotation.
+    #[schemars(rename = "writeOnly")]
+    write_only: Option<bool>,
 }
 
 /// The one encoding of binary content.

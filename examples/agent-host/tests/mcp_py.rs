@@ -43,6 +43,10 @@ fn the_python_sdk_client_works_over_stdio_and_http_and_approves_through_input_re
     let Some((summary, text)) = python_script("mcp_e2e.py") else { return };
     assert_eq!(summary["stdio"], "2026-07-28", "{text}");
     assert_eq!(summary["http"], "2026-07-28", "{text}");
+    // A 2025-11-25 session ends without the client warning: its DELETE is
+    // answered 200 (rmcp's service says 202, which the client calls a failure).
+    assert_eq!(summary["legacy_http"], "2025-11-25", "{text}");
+    assert_eq!(summary["session_end_warnings"], serde_json::json!([]), "{text}");
     let refused = serde_json::json!(["altered", "expired", "forged", "replayed"]);
     assert_eq!(summary["gate_refused"], refused, "{text}");
     assert_eq!(summary["scale_out"]["writes"], 50, "{text}");

@@ -446,7 +446,14 @@ where
         let _ = message;
     }
     parts.extensions.insert(principal);
+    let ends_session = parts.method == http::Method::DELETE;
     match mcp.call(Request::from_parts(parts, Full::new(bytes))).await {
+        // A session's end (DESIGN §10) answers 200: rmcp's service says 202,
+        // which the official Python client takes for a failed termination.
+        Ok(mut response) if ends_session && response.status() == StatusCode::ACCEPTED => {
+            *response.status_mut() = StatusCode::OK;
+            response
+        }
         Ok(response) => response,
         Err(never) => match never {},
     }
