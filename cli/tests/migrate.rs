@@ -5,11 +5,14 @@
 //! ways: pinned as an upstream and served by `cargo capspec serve`, and
 //! native (tests/fixtures/migrate/native), where `check` names the one
 //! capability no test calls — the store's same-named method does not count
-//! — until a test calls it. The server's tools are kebab-case, two answer
+//! — until a test calls it. The server's tools are kebab-case, three answer
 //! structured content under an output schema and one Markdown text. After
 //! each way, Python's official MCP client adds, lists and reads a note
-//! through the tools' old names, and the served `tools/list` is compared
-//! with the rmcp server's own: equal except where the guide says.
+//! through the tools' old names, searches with the calls the rmcp server
+//! accepted and refused (schemars' `schema_with` helpers under
+//! `#[serde(default)] Option<T>`, an untagged and a documented enum), and the
+//! served `tools/list` is compared with the rmcp server's own: equal except
+//! where the guide says.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -97,9 +100,9 @@ fn rmcp_listing() -> Option<Value> {
     Some(summary["listing"].clone())
 }
 
-/// `schema` as capspec advertises it, by the guide's "What changes":
-/// schemars' `$schema` line dropped and, for an input, every object with
-/// declared properties closed (`additionalProperties: false`).
+/// `schema` as capspec advertises it, by the guide's "What changes": as
+/// schemars wrote it and, for an input, every object with declared
+/// properties closed (`additionalProperties: false`).
 fn as_advertised(schema: &Value, input: bool) -> Value {
     fn close(value: &mut Value) {
         match value {
@@ -114,7 +117,6 @@ fn as_advertised(schema: &Value, input: bool) -> Value {
         }
     }
     let mut schema = schema.clone();
-    schema.as_object_mut().map(|map| map.remove("$schema"));
     if input {
         close(&mut schema);
     }
@@ -123,8 +125,8 @@ fn as_advertised(schema: &Value, input: bool) -> Value {
 
 /// The served `tools/list` is the rmcp server's (names, descriptions, input
 /// and output schemas) except where the migration guide says it changes:
-/// snake_case names (each old name an alias, called above), closed inputs,
-/// no `$schema` line; and annotations from each tool's reviewed category.
+/// snake_case names (each old name an alias, called above) and closed
+/// inputs; and annotations from each tool's reviewed category.
 fn assert_same_surface(rmcp: &Value, served: &Value, categories: &[(&str, &str)]) {
     let project = |tool: &Value| json!({"name": tool["name"], "description": tool["description"], "inputSchema": tool["inputSchema"], "outputSchema": tool["outputSchema"]});
     let expected: Vec<Value> = rmcp

@@ -163,19 +163,22 @@ impl Recorder {
         if std::fs::create_dir_all(parent).is_err() {
             return None;
         }
-        if std::fs::create_dir(&self.dir).is_ok() && !self.nested {
+        if std::fs::create_dir(&self.dir).is_ok() {
             // The first process of a top-level run: earlier runs are
             // superseded. (A nested run may share the directory with the
             // run whose test started it, which is still going.)
-            if let Ok(entries) = std::fs::read_dir(parent) {
-                for entry in entries.flatten() {
-                    if entry.path() != self.dir && entry.file_type().is_ok_and(|t| t.is_dir()) {
-                        let _ = std::fs::remove_dir_all(entry.path());
+            if !self.nested {
+                if let Ok(entries) = std::fs::read_dir(parent) {
+                    for entry in entries.flatten() {
+                        if entry.path() != self.dir && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                            let _ = std::fs::remove_dir_all(entry.path());
+                        }
                     }
                 }
             }
-            // A record without its inputs is judged by the clock alone,
-            // which can only make it stale.
+            // The first process of any run says what it saw. A record
+            // without its inputs is judged by the clock alone, which can
+            // only make it stale.
             let _ = inputs::write(parent, &self.dir);
         }
         let path = self.dir.join(format!("{}-{}.jsonl", self.binary, std::process::id()));

@@ -124,11 +124,19 @@ fn node_of(value: Value, pos: Pos) -> Node {
     Node { value, pos }
 }
 
-/// A schemars schema in the spec format's subset, as written (its
-/// `$schema`, titles and the type's doc comment are kept: DESIGN §2,
-/// "Schemas as declared"); a keyword outside the subset goes with a
-/// warning at the derive.
+/// A schemars schema in the spec format's subset, as rmcp advertises a
+/// type's schema (DESIGN §2, "Schemas as declared"): as schemars writes it
+/// (`$schema`, `anyOf [T, {type: null}]`, bounds, `default: null` and
+/// every title and description inside kept), but for the root's `title`
+/// and `description` (the type's name and doc comment, which the
+/// capability's name and description already say, and which rmcp leaves
+/// out too); a keyword outside the subset goes with a warning at the
+/// derive.
 fn to_subset(schema: &mut Value, root: &str, file: &str, pos: Pos, qualified: &str, findings: &mut Vec<Finding>) {
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("title");
+        map.remove("description");
+    }
     crate::import::strip_unsupported(schema, root, &mut |key, at| {
         findings.push(
             Finding::warning(
