@@ -89,15 +89,23 @@ fn assert_notes(summary: &Value, asked: u64) {
     assert_eq!(summary["searched"], json!([accepted(1), accepted(1), accepted(1), accepted(0), refused, refused, refused]), "{summary:#}");
 }
 
-/// The rmcp server's own `tools/list`, as Python's client sees it (the
-/// server is built from tests/fixtures/migrate/rmcp).
-fn rmcp_listing() -> Option<Value> {
+/// What the rmcp server itself answers, as Python's client sees it (built
+/// from tests/fixtures/migrate/rmcp): its `tools/list`, and a missing
+/// note's JSON-RPC error with its code and data.
+fn rmcp_summary() -> Option<Value> {
     let server = TempDir::copy_of("migrate-rmcp-listing", &fixture("rmcp"));
     ok(run(server.path(), &cargo(), &["build", "--quiet"]), "the rmcp server builds");
     let binary = target(server.path()).join("debug/notes-server");
     let summary = python(&["stdio", &binary.to_string_lossy(), "--stdio"])?;
     assert_notes(&summary, 0);
-    Some(summary["listing"].clone())
+    assert_eq!(summary["missing"], missing_note_error(), "{summary:#}");
+    Some(summary)
+}
+
+/// The rmcp server's answer to reading a note that does not exist: a
+/// JSON-RPC error whose data its clients read.
+fn missing_note_error() -> Value {
+    json!({"jsonrpc": {"code": -32602, "message": "no note 999", "data": {"code": "not_found", "retryable": false, "noteId": 999}}})
 }
 
 /// `schema` as capspec advertises it, by the guide's "What changes": as
@@ -175,7 +183,16 @@ fn an_rmcp_server_is_pinned_as_an_upstream_and_served_through_the_gate() {
     let bin = env!("CARGO_BIN_EXE_cargo-capspec");
     let Some(summary) = python(&["stdio", bin, "capspec", "serve", "--surface", "tools", "--root", &root]) else { return };
     assert_notes(&summary, 1);
-    assert_same_surface(&rmcp_listing().unwrap(), &summary["listing"], &CATEGORIES);
+    // The upstream's JSON-RPC error passes through the gateway as an
+    // `upstream_error` result keeping its message, code and data.
+    let error = &summary["missing"]["result"];
+    assert_eq!(error["error"], true, "{summary:#}");
+    assert_eq!(
+        error["structured"],
+        json!({"error": "upstream_error", "message": "`notes` answered the call with an error: no note 999", "capability": "notes.read_note", "jsonrpcCode": -32602, "data": {"code": "not_found", "retryable": false, "noteId": 999}}),
+        "{summary:#}"
+    );
+    assert_same_surface(&rmcp_summary().unwrap()["listing"], &summary["listing"], &CATEGORIES);
 }
 
 #[test]
@@ -230,7 +247,10 @@ fn an_rmcp_server_goes_native_keeps_its_routes_and_its_gate_tells_the_truth() {
     assert_eq!(String::from_utf8_lossy(&health.stdout).trim(), "ok", "{}", text(&health));
     if let Some(summary) = python(&["http", &url, "migrate-token"]) {
         assert_notes(&summary, 1);
-        assert_same_surface(&rmcp_listing().unwrap(), &summary["listing"], &CATEGORIES);
+        // `CapError::with_code(…).with_data(…)` on a host `with_json_rpc_errors`:
+        // the JSON-RPC error the rmcp server answered, code and data alike.
+        assert_eq!(summary["missing"], missing_note_error(), "{summary:#}");
+        assert_same_surface(&rmcp_summary().unwrap()["listing"], &summary["listing"], &CATEGORIES);
     }
     drop(server);
 }

@@ -307,10 +307,13 @@ fn the_gateway_survives_its_servers_faults() {
 
         let exited = call(&gateway, "exit", json!({})).await;
         assert_eq!(exited["_meta"]["io.capspec/error"]["error"], "upstream_unavailable", "{exited:#}");
-        // Every error path's message so far, as the model reads it: no Rust type path.
+        // Every error path's message so far, as the model reads it: no Rust
+        // type path, and nothing of what the server wrote to its stderr (it
+        // goes to the gateway's log).
         for seen in [&failed, &hung, &exited] {
             let message = seen["_meta"]["io.capspec/error"]["message"].as_str().unwrap_or_default();
             assert!(!message.contains("::"), "{message}");
+            assert!(!message.contains("exiting mid-call") && !message.contains('\u{1b}'), "{message}");
         }
         assert!(!ghost.message.contains("::"), "{}", ghost.message);
         assert!(!capabilities["unmounted"][0]["reason"].as_str().unwrap().contains("::"), "{capabilities:#}");

@@ -68,6 +68,21 @@ pub struct CallError {
     pub message: String,
     /// `module.name` of the capability, or the name as called when unknown.
     pub capability: String,
+    /// Structured data the implementation attached ([`CapError::with_data`])
+    /// or an upstream server's error carried: absent when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+    /// The JSON-RPC error code the implementation named
+    /// ([`CapError::with_code`]) or an upstream server answered with.
+    #[serde(default, rename = "jsonrpcCode", skip_serializing_if = "Option::is_none")]
+    pub jsonrpc_code: Option<i32>,
+}
+
+impl CallError {
+    /// A refusal or failure with no data.
+    pub fn new(code: ErrorCode, message: impl Into<String>, capability: impl Into<String>) -> CallError {
+        CallError { code, message: message.into(), capability: capability.into(), data: None, jsonrpc_code: None }
+    }
 }
 
 impl fmt::Display for CallError {
@@ -84,12 +99,38 @@ impl std::error::Error for CallError {}
 pub struct CapError {
     /// What went wrong.
     pub message: String,
+    /// Structured data for the caller (DESIGN §7): a server's error object
+    /// (`{"code": "not_found", "retryable": false, "request_id": …}`), served
+    /// beside the message.
+    pub data: Option<serde_json::Value>,
+    /// The JSON-RPC error code a migrated server answered this failure with
+    /// (rmcp's `McpError`): on MCP, a host that serves errors as JSON-RPC
+    /// errors ([`crate::mcp::McpHost::with_json_rpc_errors`]) answers with it.
+    pub jsonrpc_code: Option<i32>,
 }
 
 impl CapError {
     /// A failure with this message.
     pub fn new(message: impl Into<String>) -> CapError {
-        CapError { message: message.into() }
+        CapError { message: message.into(), data: None, jsonrpc_code: None }
+    }
+
+    /// The failure with structured data the caller receives beside the
+    /// message (in the error object a guest, a JSON caller and an MCP client
+    /// read).
+    ///
+    /// ```
+    /// let e = capspec::CapError::new("no such table: notes").with_data(serde_json::json!({"retryable": false}));
+    /// assert_eq!(e.data.unwrap()["retryable"], false);
+    /// ```
+    pub fn with_data(self, data: serde_json::Value) -> CapError {
+        CapError { data: Some(data), ..self }
+    }
+
+    /// The failure with a JSON-RPC error code, as an rmcp server answered it
+    /// (`ErrorData::invalid_params` is −32602, `internal_error` −32603).
+    pub fn with_code(self, code: i32) -> CapError {
+        CapError { jsonrpc_code: Some(code), ..self }
     }
 }
 
@@ -101,7 +142,7 @@ impl fmt::Display for CapError {
 
 impl<E: std::error::Error> From<E> for CapError {
     fn from(err: E) -> CapError {
-        CapError { message: err.to_string() }
+        CapError::new(err.to_string())
     }
 }
 

@@ -22,12 +22,8 @@ impl Mounted {
                 Ok(result) => serde_json::json!({ "result": result }),
                 Err(e) => serde_json::to_value(&e).expect("errors serialize"),
             },
-            Err(e) => serde_json::to_value(CallError {
-                code: ErrorCode::InvalidArguments,
-                message: format!("a tool call is {{\"name\": string, \"arguments\": object}}: {e}"),
-                capability: String::new(),
-            })
-            .expect("errors serialize"),
+            Err(e) => serde_json::to_value(CallError::new(ErrorCode::InvalidArguments, format!("a tool call is {{\"name\": string, \"arguments\": object}}: {e}"), String::new()))
+                .expect("errors serialize"),
         };
         reply.to_string()
     }

@@ -59,7 +59,7 @@ fn reply(outcome: &Result<Value, CallError>) -> Value {
 }
 
 fn malformed(name: &str, message: String) -> Result<Value, CallError> {
-    Err(CallError { code: ErrorCode::InvalidArguments, message, capability: name.to_string() })
+    Err(CallError::new(ErrorCode::InvalidArguments, message, name))
 }
 
 /// OpenAI's Responses API: function tools in strict mode.

@@ -360,20 +360,16 @@ impl Mounted {
         let (first, second) = (candidates.next(), candidates.next());
         match (first, second) {
             (Some(one), None) => Ok(&registry.entries[one]),
-            (None, _) => Err(CallError {
-                code: ErrorCode::UnknownCapability,
+            (None, _) => Err(CallError::new(
+                ErrorCode::UnknownCapability,
                 // A module none of whose capabilities the caller is shown is not named.
-                message: format!("no capability `{name}` is mounted (mounted modules: {})", self.modules().filter(|m| !hidden.is_some_and(|h| m.specs.iter().all(|s| h.hides(s)))).map(|m| m.name).collect::<Vec<_>>().join(", ")),
-                capability: name.to_string(),
-            }),
+                format!("no capability `{name}` is mounted (mounted modules: {})", self.modules().filter(|m| !hidden.is_some_and(|h| m.specs.iter().all(|s| h.hides(s)))).map(|m| m.name).collect::<Vec<_>>().join(", ")),
+                name,
+            )),
             (Some(_), Some(_)) => {
                 let many = named.map(|n| n.bare.as_slice()).unwrap_or_default().iter().filter(|i| mounted(i));
                 let list = many.map(|i| format!("`{}`", registry.entries[*i].qualified)).collect::<Vec<_>>().join(", ");
-                Err(CallError {
-                    code: ErrorCode::AmbiguousCapability,
-                    message: format!("`{name}` is a capability of more than one mounted module: {list}; call it by its qualified name"),
-                    capability: name.to_string(),
-                })
+                Err(CallError::new(ErrorCode::AmbiguousCapability, format!("`{name}` is a capability of more than one mounted module: {list}; call it by its qualified name"), name))
             }
         }
     }
@@ -458,7 +454,7 @@ impl Mounted {
         };
         crate::trace::resolved(span, Some(entry.spec), name);
         let qualified = entry.qualified.as_str();
-        let refuse = |code: ErrorCode, message: String| CallError { code, message, capability: entry.qualified.clone() };
+        let refuse = |code: ErrorCode, message: String| CallError::new(code, message, entry.qualified.clone());
         if !run.take_call() {
             let err = refuse(ErrorCode::LimitExceeded, format!("the run's limit of {} calls is used up", run.limits().max_calls));
             return Reached::refused(qualified, Some(entry), err);
@@ -561,14 +557,16 @@ impl Mounted {
             Call::Impl(call) => {
                 crate::coverage::reached(qualified, entry.spec.fingerprint);
                 let call = call(run, args);
-                Box::pin(async move { call.await.map_err(|e| CallError { code: ErrorCode::Failed, message: e.message, capability: String::new() }) })
+                Box::pin(async move {
+                    call.await.map_err(|e| CallError { data: e.data, jsonrpc_code: e.jsonrpc_code, ..CallError::new(ErrorCode::Failed, e.message, String::new()) })
+                })
             }
             Call::Forward(forward) => forward.call(run, args),
             Call::ToolSearch => Box::pin(std::future::ready(Ok(crate::builtin::tool_search(self, &args, run.hidden())))),
         };
         let result = match (CatchUnwind(AssertUnwindSafe(call))).await {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(refuse(e.code, e.message)),
+            Ok(Err(e)) => Err(CallError { data: e.data, jsonrpc_code: e.jsonrpc_code, ..refuse(e.code, e.message) }),
             Err(panic) => Err(refuse(ErrorCode::Failed, format!("the implementation panicked: {}", panic_text(&panic)))),
         };
         // An action resumed by replay whose call needs its caller to open a

@@ -179,7 +179,7 @@ impl Replay {
         let mut p = self.progress();
         if let Some(earlier) = &p.diverged {
             let message = format!("no call runs after the action diverged from its journal ({})", earlier.message);
-            return Check::Diverged(CallError { code: ErrorCode::ReplayDiverged, message, capability: capability.to_string() });
+            return Check::Diverged(CallError::new(ErrorCode::ReplayDiverged, message, capability));
         }
         let expected = match (p.journal.entries.get(&position), &p.journal.asked) {
             (Some(entry), _) => Some((entry.capability.clone(), entry.args.clone(), Some(entry.clone()))),
@@ -199,7 +199,7 @@ impl Replay {
             "the resumed action diverged at call position {position}: it made `{journaled}` ({journaled_args}) there the first time and now makes {now}; \
              an action must make the same calls in the same order each time it runs (no Date, Math.random or other outside input decides which calls it makes)"
         );
-        let error = CallError { code: ErrorCode::ReplayDiverged, message, capability: capability.to_string() };
+        let error = CallError::new(ErrorCode::ReplayDiverged, message, capability);
         p.diverged = Some(error.clone());
         Check::Diverged(error)
     }

@@ -48,7 +48,19 @@ async def exercise(client):
     found = answer(await client.call_tool("list-notes", {"tag": "docs", "maxResults": 5}))
     searched = [await search(client, args) for args in SEARCHES]
     read = answer(await client.call_tool("read-note", {"noteId": note_id}))
-    return {"listing": listing, "added": added, "listed": found, "searched": searched, "read": read, "asked": len(ASKED)}
+    missing = await failure(client, "read-note", {"noteId": 999})
+    return {"listing": listing, "added": added, "listed": found, "searched": searched, "read": read, "missing": missing, "asked": len(ASKED)}
+
+
+async def failure(client, tool, args):
+    """How a failed call reaches the client: a JSON-RPC error (its code,
+    message and data), or an error result (its structured content)."""
+    try:
+        result = await client.call_tool(tool, args)
+    except Exception as error:  # the client raises the JSON-RPC error
+        data = getattr(error, "error", None)
+        return {"jsonrpc": {"code": data.code, "message": data.message, "data": data.data}} if data is not None else {"raised": str(error)}
+    return {"result": answer(result)}
 
 
 # Calls the rmcp server accepts (its optional fields omitted, where

@@ -73,9 +73,14 @@ async fn delegate(run: &Run, args: delegate::Args) -> CapResult<Value> {
 /// The message `canary.fail_always` fails with.
 pub const FAILURE: &str = "the disk is on fire";
 
+/// The data `canary.fail_always` fails with (DESIGN §7, errors with data).
+pub fn failure_data() -> Value {
+    json!({"code": "on_fire", "retryable": false})
+}
+
 #[capability(canary::fail_always)]
 async fn fail_always(_run: &Run, _args: fail_always::Args) -> CapResult<()> {
-    Err(CapError::new(FAILURE))
+    Err(CapError::new(FAILURE).with_data(failure_data()).with_code(-32603))
 }
 
 /// The message `canary.panic_always` panics with.

@@ -48,7 +48,7 @@ export default async function () {
   let code;
   try { await canary.peek({ note_id: 7 }); } catch (e) { code = e.code; }
   let failed;
-  try { await canary.fail_always(); } catch (e) { failed = [e.code, e.message, e.capability]; }
+  try { await canary.fail_always(); } catch (e) { failed = [e.code, e.message, e.capability, e.data]; }
   const listed = capabilities().map((c) => `${c.module}.${c.name}:${c.category}`);
   return { a, b, code, failed, count: listed.length, first: listed[0] };
 }"#,
@@ -56,7 +56,7 @@ export default async function () {
     assert_eq!(outcome.error, None);
     assert_eq!(
         outcome.result.unwrap(),
-        json!({"a": "n1", "b": {"saved": "t"}, "code": "invalid_arguments", "failed": ["failed", canary::FAILURE, "canary.fail_always"], "count": 8, "first": "canary.delegate:external"})
+        json!({"a": "n1", "b": {"saved": "t"}, "code": "invalid_arguments", "failed": ["failed", canary::FAILURE, "canary.fail_always", canary::failure_data()], "count": 8, "first": "canary.delegate:external"})
     );
     assert_eq!(outcome.logs, ["starting {\"with\":\"data\"} 3"]);
     assert_eq!(run.receipts().len(), 4);

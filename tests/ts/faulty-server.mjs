@@ -22,7 +22,8 @@ server.registerTool("hang", { description: "Never answer.", inputSchema: {}, ann
   }),
 );
 server.registerTool("exit", { description: "Exit mid-call.", inputSchema: {}, annotations: read }, async () => {
-  process.stderr.write("faulty: exiting mid-call\n");
+  // Coloured, as a real server's logger writes it.
+  process.stderr.write("\x1b[31mfaulty: exiting mid-call\x1b[0m\n");
   process.exit(7);
 });
 server.registerTool("fail", { description: "Answer with an error result.", inputSchema: {}, annotations: read }, async () => ({

@@ -58,7 +58,7 @@ impl ModuleDef for FinishModule {
 pub(super) fn dispatch<'js>(ctx: &Ctx<'js>, state: &Rc<RefCell<State>>, module: Value<'js>, name: Value<'js>, args: Value<'js>) -> rquickjs::Result<rquickjs::Promise<'js>> {
     let (promise, resolve, _reject) = ctx.promise()?;
     let refuse = |code: ErrorCode, message: String, capability: String| -> rquickjs::Result<()> {
-        let reply = serde_json::to_string(&CallError { code, message, capability }).expect("errors serialize");
+        let reply = serde_json::to_string(&CallError::new(code, message, capability)).expect("errors serialize");
         resolve.call::<_, ()>((ctx.json_parse(reply)?,))
     };
     let module = module.as_string().and_then(|s| s.to_string().ok());

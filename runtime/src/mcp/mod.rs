@@ -22,6 +22,7 @@
 
 mod approve;
 mod envelope;
+mod errors;
 mod mrtr;
 mod origin;
 #[cfg(feature = "oauth")]

@@ -49,6 +49,8 @@ pub struct McpHost {
     /// Results carry their receipts in `_meta` (unless
     /// [`McpHost::without_result_receipts`]).
     result_receipts: bool,
+    /// A failure that names a JSON-RPC code is answered as that error ([`McpHost::with_json_rpc_errors`]).
+    pub(super) json_rpc_errors: bool,
 }
 
 struct Shared {
@@ -96,6 +98,7 @@ impl McpHost {
             #[cfg(feature = "oauth")]
             pages: None,
             result_receipts: true,
+            json_rpc_errors: false,
         }
     }
 
@@ -259,7 +262,7 @@ impl McpHost {
 /// own session allow-set.
 #[derive(Clone)]
 pub struct McpSession {
-    host: McpHost,
+    pub(super) host: McpHost,
     allow: SessionAllow,
     /// What the session was last shown, where views are per principal.
     shown: Option<Shown>,
@@ -534,7 +537,7 @@ impl ServerHandler for McpSession {
             // that cannot be asked to open the link: URLElicitationRequired.
             return match links.and_then(|l| l.take()) {
                 Some(link) => Err(approve::url_elicitation_required(&link)),
-                None => Ok(result.into()),
+                None => self.answer(result),
             };
         }
         // 2026-07-28: stateless; an ask is an input_required round, and an
@@ -564,12 +567,12 @@ impl ServerHandler for McpSession {
         // elicitation; else the call's refusal carries it.
         let result = self.call(&request.name, callable, arguments, &context, Some(approver.clone()), links.as_ref().filter(|_| can_open_links(&context))).await;
         let asked = approver.asked.lock().unwrap_or_else(|e| e.into_inner()).take();
-        Ok(match (asked, links.and_then(|l| l.take())) {
-            (Some(request), _) => mrtr::input_required(key, &request).into(),
+        match (asked, links.and_then(|l| l.take())) {
+            (Some(request), _) => Ok(mrtr::input_required(key, &request).into()),
             // The retry, once the person authorized, finds their credential.
-            (None, Some(link)) => mrtr::open_link(&link).into(),
-            (None, None) => result.into(),
-        })
+            (None, Some(link)) => Ok(mrtr::open_link(&link).into()),
+            (None, None) => self.answer(result),
+        }
     }
 
     async fn list_resources(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, ErrorData> {

@@ -174,7 +174,7 @@ fn error_result(error: &CallError, structured: bool, meta: Option<MetaObject>) -
 /// A call refused before anything ran (an unknown tool, `execute_code`
 /// without code). Neither has an output schema.
 pub(super) fn refused(code: crate::ErrorCode, capability: &str, message: &str) -> CallToolResult {
-    let error = CallError { code, message: message.to_string(), capability: capability.to_string() };
+    let error = CallError::new(code, message, capability);
     error_result(&error, true, None)
 }
 
@@ -249,11 +249,7 @@ pub(super) fn call_result(outcome: Result<Value, CallError>, output: &Output, ca
         let violations = validator.validate(&value);
         if !violations.is_empty() {
             let list = violations.iter().map(|v| format!("{}: {}", v.pointer, v.message)).collect::<Vec<_>>().join("; ");
-            let error = CallError {
-                code: crate::ErrorCode::Failed,
-                message: format!("`{capability}` returned a value its output schema refuses: {list}"),
-                capability: capability.to_string(),
-            };
+            let error = CallError::new(crate::ErrorCode::Failed, format!("`{capability}` returned a value its output schema refuses: {list}"), capability);
             return error_result(&error, !declares_output, meta);
         }
     }

@@ -104,9 +104,21 @@ pub enum UpstreamError {
     },
 }
 
+/// Where a message's stderr tail starts ([`stderr_tail`]).
+const STDERR_MARK: &str = "; its stderr ends: ";
+
+/// `; its stderr ends: …`, for a message an operator reads (`check
+/// --upstream`, the host's log); never for a caller ([`without_stderr`]).
 pub(crate) fn stderr_tail(stderr: &str) -> String {
     let text = stderr.trim();
-    if text.is_empty() { String::new() } else { format!("; its stderr ends: {text}") }
+    if text.is_empty() { String::new() } else { format!("{STDERR_MARK}{text}") }
+}
+
+/// `message` without its stderr tail: what an upstream wrote to its stderr
+/// (colours, paths, peer details) goes to capspec's log, never into an
+/// answer (DESIGN §12).
+pub(crate) fn without_stderr(message: &str) -> &str {
+    message.split_once(STDERR_MARK).map_or(message, |(before, _)| before)
 }
 
 /// At most this much of a child's stderr is kept for a message.

@@ -249,6 +249,8 @@ impl Connection {
             }
             let failures = if since.elapsed() < MAX_BACKOFF { *failures } else { 0 };
             let reason = format!("the server exited{}", stderr_tail(&stderr.text()));
+            tracing::warn!("upstream `{}`: {reason}", self.server.name);
+            let reason = super::child::without_stderr(&reason).to_string();
             *state = State::Down { failures: failures + 1, retry_at: Some(Instant::now() + backoff(failures)), code: ErrorCode::UpstreamUnavailable, reason };
         }
         let failures = match &*state {
@@ -271,6 +273,8 @@ impl Connection {
             Err(e) => {
                 let code = if matches!(e, UpstreamError::Unauthorized { .. }) { ErrorCode::UpstreamUnauthorized } else { ErrorCode::UpstreamUnavailable };
                 let reason = format!("`{}` did not start: {e}", self.server.name);
+                tracing::warn!("{reason}");
+                let reason = super::child::without_stderr(&reason).to_string();
                 // A caller without a credential yet may have one a moment later: no wait.
                 let retry_at = if code == ErrorCode::UpstreamUnauthorized && self.principal.is_some() { None } else { Some(Instant::now() + backoff(failures)) };
                 *state = State::Down { failures: failures + 1, retry_at, code, reason: reason.clone() };
@@ -421,7 +425,7 @@ impl Tool {
     async fn forward(&self, run: &Run, args: Value) -> Result<Value, CallError> {
         {
             // No message a model reads carries a Rust type name, whatever a layer below words.
-            let fail = |code: ErrorCode, message: String| CallError { code, message: super::child::without_type_paths(&message), capability: String::new() };
+            let fail = |code: ErrorCode, message: String| CallError::new(code, super::child::without_type_paths(&message), String::new());
             let connection = &self.connection.for_principal(run.principal().id()).map_err(|e| fail(ErrorCode::UpstreamUnauthorized, e))?;
             // A credential revoked since this caller's connection started
             // (the vault reads the store again every few seconds) ends it.
@@ -473,6 +477,12 @@ impl Tool {
                         ErrorCode::UpstreamTimeout,
                         format!("`{}` did not answer within {} ms; the call was cancelled", connection.server.name, timeout.as_millis()),
                     )),
+                    // The server answered the call with a JSON-RPC error (DESIGN
+                    // §12): `upstream_error`, its message, code and data kept.
+                    Err(ServiceError::McpError(error)) => {
+                        let message = format!("`{}` answered the call with an error: {}", connection.server.name, error.message);
+                        Err(CallError { data: error.data, jsonrpc_code: Some(error.code.0), ..fail(ErrorCode::UpstreamError, message) })
+                    }
                     Err(e) if connection.server.oauth().is_some() && super::child::refused(&e) => {
                         // A log-in made since this connection started (another
                         // client): start again with it, and call once more.
@@ -516,7 +526,11 @@ fn unavailable(server: &Server, error: &(dyn std::error::Error + 'static), stder
             );
         }
     }
-    format!("`{}` did not answer: {causes}{}", server.name, stderr_tail(&stderr.text()))
+    let tail = stderr_tail(&stderr.text());
+    if !tail.is_empty() {
+        tracing::warn!("upstream `{}` did not answer: {causes}{tail}", server.name);
+    }
+    format!("`{}` did not answer: {causes}", server.name)
 }
 
 /// A tool result as the capability's value (§12): `structuredContent` when

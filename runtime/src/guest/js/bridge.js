@@ -5,6 +5,7 @@ export async function call(module, name, args) {
     const err = new Error(reply.message);
     err.code = reply.error;
     err.capability = reply.capability;
+    if (reply.data !== undefined) err.data = reply.data;
     throw err;
   }
   return reply.result;
