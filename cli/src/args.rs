@@ -40,8 +40,9 @@ pub(crate) enum ImportSource {
     ///
     /// With --upstream NAME instead of files: start the server `[upstream.NAME]` of
     /// capspec.toml, list every tool (all pages) and write the pinned module
-    /// `<specs>/NAME.yaml` (`upstream: NAME`, each tool's `pin`, every capability
-    /// `deferred: true`). An existing module is not overwritten without --update, which
+    /// `<specs>/NAME.yaml` (`upstream: NAME`, each tool's `pin`; every capability
+    /// `deferred: true` when the server lists more than 20 tools). An existing module is
+    /// not overwritten without --update, which
     /// rewrites descriptions, schemas and pins, keeps the project's categories, hints,
     /// deferred, direct, titles and aliases, and prints every change.
     Mcp {

@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_e2e import start
 
+# What a caller shown every module runs (it imports `shell`).
 ACTION = """
 import shell from "@capspec/host/shell";
 export default async () => {
@@ -45,6 +46,25 @@ export default async () => {
 };
 """
 
+# What a caller not shown `shell` runs: the same, with no import of it.
+ACTION_WITHOUT_SHELL = """
+export default async () => {
+  const listed = capabilities().map((c) => c.module + "." + c.name);
+  const found = (await capabilities.search("run a shell command", 10)).map((m) => m.name);
+  return { shell: listed.filter((n) => n.startsWith("shell.")), notes: listed.filter((n) => n.startsWith("notes.")), found };
+};
+"""
+
+# An action that imports one module, hidden or unknown.
+IMPORT = """import m from "@capspec/host/{module}";
+export default async () => Object.keys(m).length;
+"""
+
+
+def answer_text(result):
+    """An execute_code answer as the caller reads it."""
+    return "\n".join(c.text for c in result.content if c.type == "text")
+
 
 def serve(binary, scratch, views, surface):
     """agent-host serving `surface` behind the issuer, with the test's policies."""
@@ -55,9 +75,9 @@ def serve(binary, scratch, views, surface):
                           "--policies", views["policies"]])
 
 
-async def as_caller(url, token, work):
+async def as_caller(url, token, work, mode="auto"):
     async with httpx2.AsyncClient(headers={"Authorization": "Bearer " + token}, timeout=30) as http:
-        async with Client(streamable_http_client(url, http_client=http)) as client:
+        async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
             return await work(client)
 
 
@@ -108,10 +128,21 @@ async def code_surface(binary, scratch, views):
             async def work(client):
                 tools = (await client.list_tools()).tools
                 described = next(t.description for t in tools if t.name == "execute_code")
-                ran = await client.call_tool("execute_code", {"code": ACTION})
+                ran = await client.call_tool("execute_code", {"code": ACTION if who == "ops" else ACTION_WITHOUT_SHELL})
                 assert not ran.is_error, ran
-                return {"description": described, "action": ran.structured_content["result"]}
+                # Hidden is unknown: the import of a module the caller is not
+                # shown is refused at load as an unknown one is.
+                hidden = await client.call_tool("execute_code", {"code": IMPORT.format(module="shell")})
+                unknown = await client.call_tool("execute_code", {"code": IMPORT.format(module="ghost")})
+                imports = {"hidden": [hidden.is_error, answer_text(hidden)], "unknown": [unknown.is_error, answer_text(unknown)]}
+                return {"description": described, "action": ran.structured_content["result"], "imports": imports, "protocol": client.protocol_version}
             out[who] = await as_caller(url, views[who], work)
+        # The same on 2025-11-25.
+        async def legacy(client):
+            hidden = await client.call_tool("execute_code", {"code": IMPORT.format(module="shell")})
+            unknown = await client.call_tool("execute_code", {"code": IMPORT.format(module="ghost")})
+            return {"hidden": [hidden.is_error, answer_text(hidden)], "unknown": [unknown.is_error, answer_text(unknown)], "protocol": client.protocol_version}
+        out["support_legacy"] = await as_caller(url, views["support"], legacy, mode="legacy")
     finally:
         server.kill()
         server.wait()

@@ -249,7 +249,22 @@ forbid (principal, action in Capspec::Action::"category:write", resource) when {
     assert_eq!(action["shell"], serde_json::json!([]), "{text}");
     assert!(!action["notes"].as_array().unwrap().contains(&serde_json::json!("notes.delete_note")), "{text}");
     assert!(!action["found"].as_array().unwrap().iter().any(|n| ["run_command", "which_program", "get_environment"].contains(&n.as_str().unwrap())), "{text}");
-    assert!(action["called"].as_str().unwrap().starts_with("unknown_capability: no capability `shell.which_program` is mounted"), "{text}");
+    // Hidden is unknown in code mode too (DESIGN §10): an import of `shell`
+    // is refused at load exactly as an import of a module that does not
+    // exist (a name of the same length: the report cuts long messages), on
+    // both revisions, and no answer names the hidden module.
+    for (imports, protocol) in [(&code["support"]["imports"], "2026-07-28"), (&code["support_legacy"], "2025-11-25")] {
+        if protocol == "2025-11-25" {
+            assert_eq!(imports["protocol"], protocol, "{text}");
+        }
+        let (hidden, unknown) = (imports["hidden"][1].as_str().unwrap(), imports["unknown"][1].as_str().unwrap());
+        assert_eq!((&imports["hidden"][0], &imports["unknown"][0]), (&serde_json::json!(true), &serde_json::json!(true)), "{protocol}: {text}");
+        assert_eq!(hidden.replace("@capspec/host/shell", "@capspec/host/NAME"), unknown.replace("@capspec/host/ghost", "@capspec/host/NAME"), "{protocol}: {text}");
+        assert!(!unknown.contains("shell"), "{protocol}: the refusal names the hidden module: {unknown}");
+    }
+    assert_eq!(code["support"]["protocol"], "2026-07-28", "{text}");
+    // A caller shown `shell` imports and calls it.
+    assert_eq!(code["ops"]["imports"]["hidden"][0], false, "{text}");
     assert_eq!(code["ops"]["action"]["called"], "ran", "{text}");
     assert!(code["ops"]["action"]["found"].as_array().unwrap().contains(&serde_json::json!("run_command")), "{text}");
     assert_eq!(code["ops"]["action"]["shell"], serde_json::json!(["shell.get_environment", "shell.run_command", "shell.which_program"]), "{text}");

@@ -174,8 +174,11 @@ fn start(guest: &Settings, state: &Rc<RefCell<State>>, source: &str, determinism
             false
         }
     })));
+    // A module none of whose capabilities the caller is shown is not
+    // importable, and never named: hidden is unknown (DESIGN §10).
+    let shown = |m: &&crate::spec::Module| hidden.is_none_or(|h| !m.specs.iter().all(|s| h.hides(s)));
     let modules: BTreeMap<String, &'static str> =
-        guest.mounted.modules().map(|m| (format!("{}/{}", guest.specifier, m.name), m.facade)).collect();
+        guest.mounted.modules().filter(shown).map(|m| (format!("{}/{}", guest.specifier, m.name), m.facade)).collect();
     let policy = Rc::new(Policy { specifier: guest.specifier.clone(), bridge: guest.bridge.clone(), modules, action: source.to_string(), state: state.clone() });
     rt.set_loader(GuestResolver(policy.clone()), GuestLoader(policy));
     let context = Context::full(&rt).map_err(cannot_start)?;
