@@ -386,11 +386,22 @@ pub(crate) fn init(root: &Path, source: SourceArg) -> Result<Outcome, String> {
     if out.xtask == Xtask::Written && workspace.is_some() && add_member(&mut ws_text, "xtask") {
         ws_added.push("[workspace] members += \"xtask\"".to_string());
     }
-    for krate in crate::DEV_OPTIMIZED {
+    // An override on a crate the project already builds (syn, serde_json in
+    // an rmcp server) rebuilds it and everything above it at the project's
+    // next `cargo test`: those are left to the project (DESIGN §5).
+    let built = built_crates(&ws_root);
+    let left_out: Vec<&str> = crate::DEV_OPTIMIZED.iter().copied().filter(|k| built.contains(*k)).collect();
+    if !left_out.is_empty() {
+        out.notes.push(format!(
+            "no dev-profile override for {}: the project builds them already, and an override would rebuild them and every crate above them; for a large catalog whose `sync` is slow, add `[profile.dev.package.NAME] opt-level = 3` by hand",
+            left_out.join(", ")
+        ));
+    }
+    for krate in crate::DEV_OPTIMIZED.iter().filter(|k| !left_out.contains(k)) {
         let header = format!("[profile.dev.package.{krate}]");
         if !ws_text.contains(&header) {
             ws_text.push_str(&format!("\n{header}\nopt-level = 3\n"));
-            if krate == "capspec-codegen" {
+            if *krate == "capspec-codegen" {
                 ws_added.push("dev-profile override: the generator and the crates it spends its time in at opt-level 3".into());
             }
         }
@@ -445,6 +456,22 @@ pub(crate) fn init(root: &Path, source: SourceArg) -> Result<Outcome, String> {
         out.unresolved = Some(format!("the project does not resolve: {failure}\n{}", source.fix()));
     }
     Ok(out)
+}
+
+/// The crates the project builds today (`cargo tree` on its lockfile, with
+/// nothing fetched and nothing written); none when cargo cannot tell.
+fn built_crates(ws_root: &Path) -> std::collections::BTreeSet<String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args(["tree", "--frozen", "--prefix", "none", "--format", "{p}", "--manifest-path"])
+        .arg(ws_root.join("Cargo.toml"))
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    match output {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_whitespace().next()).map(str::to_owned).collect(),
+        _ => Default::default(),
+    }
 }
 
 /// `cargo metadata` on the package: every dependency found, as the first

@@ -145,9 +145,11 @@ fn run(root: &Path, args: &ServeArgs) -> Result<(), String> {
         #[cfg(not(feature = "store"))]
         let _ = audit_key;
         // One host per surface, all alike but for what they mount and their mode.
+        let identity = identity(root, &project.config.as_ref().expect("open checked it").identity);
         let host = |mounted: capspec::Mounted, mode: Mode| -> Result<capspec::mcp::McpHost, String> {
             let guest = capspec::guest::Guest::new(mounted).specifier(&targets.specifier).bridge(&targets.bridge);
-            let host = with_policies(capspec::mcp::McpHost::new(guest, surface, mode), root, &project, args)?.with_state_key(key.clone())
+            let host = capspec::mcp::McpHost::new(guest, surface, mode).with_identity(identity.clone());
+            let host = with_policies(host, root, &project, args)?.with_state_key(key.clone())
                 .with_replay_bounds(replay_bounds(args))
                 .with_unmounted(upstreams.unmounted().to_vec());
             let host = match authorizer.clone() {
@@ -204,6 +206,26 @@ fn export_spans() -> Result<Option<capspec::otlp::Otlp>, String> {
 /// channel): per module, which capabilities are listed as tools and which
 /// are deferred (callable by name, found by `tool_search`), so a deferred
 /// module is never a surprise.
+/// The served server's identity (DESIGN §10): `[serve]`'s keys, else the
+/// root package's name and version (its `Cargo.toml`), else the root
+/// directory's name.
+fn identity(root: &Path, config: &capspec_codegen::ServeIdentity) -> capspec::mcp::ServerIdentity {
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).ok().and_then(|t| t.parse::<toml::Table>().ok());
+    let package = manifest.as_ref().and_then(|m| m.get("package")).and_then(|p| p.as_table());
+    let field = |key: &str| package.and_then(|p| p.get(key)).and_then(|v| v.as_str()).map(str::to_owned);
+    let directory = root.canonicalize().ok().and_then(|r| r.file_name().map(|n| n.to_string_lossy().into_owned())).unwrap_or_else(|| "capspec".into());
+    let name = config.name.clone().or_else(|| field("name")).unwrap_or(directory);
+    let version = config.version.clone().or_else(|| field("version")).unwrap_or_else(|| "0.0.0".into());
+    let mut identity = capspec::mcp::ServerIdentity::new(name, version);
+    if let Some(title) = &config.title {
+        identity = identity.with_title(title.clone());
+    }
+    if let Some(instructions) = &config.instructions {
+        identity = identity.with_instructions(instructions.clone());
+    }
+    identity
+}
+
 fn served_summary(modules: &[Module], surface: capspec::mcp::Surface) -> Vec<String> {
     let mut lines = Vec::new();
     for m in modules {

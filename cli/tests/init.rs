@@ -543,3 +543,28 @@ fn init_defaults_to_the_checkout_it_came_from_relative_inside_its_tree() {
     assert!(xtask.contains("capspec-cli = { path = \"../../../../cli\", default-features = false"), "{xtask}");
     std::fs::remove_dir_all(&base).unwrap();
 }
+
+/// A project that already builds crates the generator is optimised in
+/// (serde_json here, as every rmcp server does) gets no dev-profile override
+/// on them: one would rebuild them and everything above them at its next
+/// `cargo test`. init says which it left out and how to opt in; the crates
+/// only capspec brings keep theirs.
+#[test]
+fn init_adds_no_profile_override_to_a_crate_the_project_already_builds() {
+    let tmp = TempDir::new("init-overrides");
+    let project = new_project(tmp.path(), "json_host");
+    let manifest = project.join("Cargo.toml");
+    let original = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, original.replace("[dependencies]\n", "[dependencies]\nserde_json = \"1\"\n")).unwrap();
+    let locked = run(&project, &cargo(), &["generate-lockfile", "--offline"]);
+    assert!(locked.status.success(), "{}", text(&locked));
+    let out = init(&project, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(said.contains("no dev-profile override for serde_json: the project builds them already"), "{said}");
+    let written = std::fs::read_to_string(&manifest).unwrap();
+    assert!(!written.contains("[profile.dev.package.serde_json]"), "{written}");
+    for krate in ["capspec-codegen", "saphyr-parser", "prettyplease"] {
+        assert!(written.contains(&format!("[profile.dev.package.{krate}]\nopt-level = 3")), "{krate}: {written}");
+    }
+}

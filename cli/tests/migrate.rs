@@ -99,7 +99,20 @@ fn rmcp_summary() -> Option<Value> {
     let summary = python(&["stdio", &binary.to_string_lossy(), "--stdio"])?;
     assert_notes(&summary, 0);
     assert_eq!(summary["missing"], missing_note_error(), "{summary:#}");
+    assert_eq!(summary["identity"], json!({"name": "notes-server", "version": "0.1.0", "title": "Notes", "instructions": INSTRUCTIONS}), "{summary:#}");
     Some(summary)
+}
+
+/// The rmcp server's instructions.
+const INSTRUCTIONS: &str = "Notes every session shares: add them, list them by tag, search and read them.";
+
+/// The server is still the rmcp server by name, version and title, and its
+/// instructions come first; capspec's text about its surface follows.
+fn assert_same_identity(summary: &Value) {
+    let identity = &summary["identity"];
+    assert_eq!((&identity["name"], &identity["version"], &identity["title"]), (&json!("notes-server"), &json!("0.1.0"), &json!("Notes")), "{summary:#}");
+    let instructions = identity["instructions"].as_str().unwrap();
+    assert!(instructions.starts_with(&format!("{INSTRUCTIONS}\n\ncapspec host (modules: notes)")), "{instructions}");
 }
 
 /// The rmcp server's answer to reading a note that does not exist: a
@@ -164,7 +177,11 @@ fn an_rmcp_server_is_pinned_as_an_upstream_and_served_through_the_gate() {
     let binary = target(server.path()).join("debug/notes-server");
 
     let project = TempDir::new("migrate-upstream");
-    project.write("capspec.toml", format!("specs = \"specs\"\n\n[upstream.notes]\ncommand = [\"{}\", \"--stdio\"]\n", binary.display()));
+    // The gateway serves under the server's own identity ([serve]).
+    project.write(
+        "capspec.toml",
+        format!("specs = \"specs\"\n\n[serve]\nname = \"notes-server\"\nversion = \"0.1.0\"\ntitle = \"Notes\"\ninstructions = \"{INSTRUCTIONS}\"\n\n[upstream.notes]\ncommand = [\"{}\", \"--stdio\"]\n", binary.display()),
+    );
     let said = ok(capspec(project.path(), &["import", "mcp", "--upstream", "notes"]), "import");
     assert!(said.contains("pinned 4 tools of [upstream.notes] into specs/notes.yaml"), "{said}");
     // Each kebab-case tool gets a capability name; the import says so.
@@ -193,6 +210,7 @@ fn an_rmcp_server_is_pinned_as_an_upstream_and_served_through_the_gate() {
         "{summary:#}"
     );
     assert_same_surface(&rmcp_summary().unwrap()["listing"], &summary["listing"], &CATEGORIES);
+    assert_same_identity(&summary);
 }
 
 #[test]
@@ -251,6 +269,7 @@ fn an_rmcp_server_goes_native_keeps_its_routes_and_its_gate_tells_the_truth() {
         // the JSON-RPC error the rmcp server answered, code and data alike.
         assert_eq!(summary["missing"], missing_note_error(), "{summary:#}");
         assert_same_surface(&rmcp_summary().unwrap()["listing"], &summary["listing"], &CATEGORIES);
+        assert_same_identity(&summary);
     }
     drop(server);
 }

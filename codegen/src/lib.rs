@@ -56,7 +56,7 @@ mod source;
 pub mod sync;
 mod yaml;
 
-pub use config::{CONFIG_FILE, NamedSurface};
+pub use config::{CONFIG_FILE, NamedSurface, ServeIdentity};
 pub use config::keys as config_keys;
 pub use coverage_table::CoverageTable;
 pub use error::{BaseError, FatalError};

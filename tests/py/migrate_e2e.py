@@ -49,7 +49,9 @@ async def exercise(client):
     searched = [await search(client, args) for args in SEARCHES]
     read = answer(await client.call_tool("read-note", {"noteId": note_id}))
     missing = await failure(client, "read-note", {"noteId": 999})
-    return {"listing": listing, "added": added, "listed": found, "searched": searched, "read": read, "missing": missing, "asked": len(ASKED)}
+    info = client.server_info
+    identity = {"name": info.name, "version": info.version, "title": info.title, "instructions": client.instructions}
+    return {"listing": listing, "added": added, "listed": found, "searched": searched, "read": read, "missing": missing, "identity": identity, "asked": len(ASKED)}
 
 
 async def failure(client, tool, args):

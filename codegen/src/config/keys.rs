@@ -49,6 +49,10 @@ keys! {
     "code_first" "record" = "\"<specs>/code-first.json\"", "the generated record of what they last exported";
     "policy" "dir" = "\"policies\"", "the directory of .cedar files and tests.yaml";
     "serve" "store" = "\"sqlite:.capspec/store.db\"", "the serve store (the audit log): sqlite:PATH (relative to the root), or postgres://… shared by instances";
+    "serve" "name" = "", "the served server's name in serverInfo (default: the root package's name)";
+    "serve" "version" = "", "its version in serverInfo (default: the root package's version)";
+    "serve" "title" = "", "its human title in serverInfo";
+    "serve" "instructions" = "", "what initialize tells clients; capspec's text about the surface is appended, never replaces it";
     "allow" "rule" = "", "the rule it suppresses: coverage/*, breaking/*, lint/*, upstream/added or policy/unreachable";
     "allow" "capability" = "", "the capability it applies to (its name), or";
     "allow" "file" = "", "the file it applies to, relative to the root";

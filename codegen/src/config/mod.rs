@@ -42,6 +42,19 @@ pub mod defaults {
     pub const POLICY_DIR: &str = "policies";
 }
 
+/// `[serve]`'s identity keys: what `serve` says it is (DESIGN §10).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServeIdentity {
+    /// `name`: serverInfo's name.
+    pub name: Option<String>,
+    /// `version`: serverInfo's version.
+    pub version: Option<String>,
+    /// `title`: serverInfo's human title.
+    pub title: Option<String>,
+    /// `instructions`: what `initialize` tells clients.
+    pub instructions: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// The project root: the directory holding `capspec.toml`.
@@ -59,6 +72,9 @@ pub struct Config {
     /// with it, `sync` writes `<catalog>/capspec.cedarschema` and `check`
     /// checks the policies.
     pub policy: Option<PolicyConfig>,
+    /// `[serve] name`, `version`, `title`, `instructions`: the served
+    /// server's identity (DESIGN §10); each absent key keeps its default.
+    pub identity: ServeIdentity,
     /// `[serve] store = "sqlite:…" | "postgres://…"`: the serve store
     /// (DESIGN §15); `None`: the default, SQLite under `.capspec/`.
     pub store: Option<String>,
@@ -270,6 +286,14 @@ impl Reader<'_> {
             // The default directory, when it exists: no directory, no policies.
             None => root.join(defaults::POLICY_DIR).is_dir().then(|| PolicyConfig { dir: defaults::POLICY_DIR.into() }),
         };
+        let mut identity = ServeIdentity::default();
+        if let Some(serve) = self.section(table, "serve") {
+            for (key, slot) in [("name", &mut identity.name), ("version", &mut identity.version), ("title", &mut identity.title), ("instructions", &mut identity.instructions)] {
+                if let Some(entry) = serve.get_key_value(key) {
+                    *slot = Some(self.string(Some(entry), ""));
+                }
+            }
+        }
         let store = self.section(table, "serve").and_then(|serve| {
             self.unknown_keys(serve, &keys::of("serve"), "[serve]");
             let entry = serve.get_key_value("store")?;
@@ -282,7 +306,7 @@ impl Reader<'_> {
                 None
             }
         });
-        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, code_first, allow, upstreams, policy, store, surfaces })
+        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, code_first, allow, upstreams, policy, identity, store, surfaces })
     }
 
     /// `packages = ["agent-host"]`: Cargo package names.

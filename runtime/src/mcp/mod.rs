@@ -23,6 +23,7 @@
 mod approve;
 mod envelope;
 mod errors;
+mod identity;
 mod mrtr;
 mod origin;
 #[cfg(feature = "oauth")]
@@ -39,6 +40,7 @@ mod view;
 pub use mrtr::APPROVAL_INPUT;
 pub use resume::{MAX_ROUNDS, MAX_STATE_BYTES, ReplayBounds};
 pub use state_key::{STATE_TTL, StateKey, TICKET_TTL, Ticket, TicketRefused};
+pub use identity::ServerIdentity;
 pub use server::{McpHost, McpSession, PrepareRun};
 pub use view::Surface;
 pub use tools::{CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE, META_ERROR};

@@ -51,6 +51,8 @@ pub struct McpHost {
     result_receipts: bool,
     /// A failure that names a JSON-RPC code is answered as that error ([`McpHost::with_json_rpc_errors`]).
     pub(super) json_rpc_errors: bool,
+    /// What `initialize` says the server is ([`McpHost::with_identity`]).
+    pub(super) identity: Option<Arc<super::identity::ServerIdentity>>,
 }
 
 struct Shared {
@@ -99,6 +101,7 @@ impl McpHost {
             pages: None,
             result_receipts: true,
             json_rpc_errors: false,
+            identity: None,
         }
     }
 
@@ -494,9 +497,8 @@ impl ServerHandler for McpSession {
             true => ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().build(),
             false => ServerCapabilities::builder().enable_tools().enable_resources().build(),
         };
-        ServerConfig::new(capabilities)
-            .with_server_info(rmcp::model::Implementation::new("capspec", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.host.inner.instructions.clone())
+        let (server_info, instructions) = super::identity::info(self.host.identity.as_deref(), &self.host.inner.instructions);
+        ServerConfig::new(capabilities).with_server_info(server_info).with_instructions(instructions)
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
