@@ -6,7 +6,8 @@
 //! native (tests/fixtures/migrate/native), where `check` names the one
 //! capability no test calls — the store's same-named method does not count
 //! — until a test calls it. The server's tools are kebab-case, three answer
-//! structured content under an output schema and one Markdown text. After
+//! structured content under an output schema (one a generic
+//! `Json<Envelope<T>>`) and one Markdown text. After
 //! each way, Python's official MCP client adds, lists and reads a note
 //! through the tools' old names, searches with the calls the rmcp server
 //! accepted and refused (schemars' `schema_with` helpers under

@@ -89,7 +89,7 @@ async def search(client, args):
         return {"accepted": False}
     if result.is_error:
         return {"accepted": False}
-    return {"accepted": True, "found": len(result.structured_content["notes"])}
+    return {"accepted": True, "found": len(result.structured_content["data"]["notes"])}
 
 
 async def main(argv):
