@@ -53,6 +53,15 @@ pub fn bytes_digest(bytes: &[u8]) -> String {
     out
 }
 
+/// Whether the walk of a project's files that the coverage record keeps
+/// (and `check` compares) leaves out the directory `name` at `path`: build
+/// output (`target`, or any directory cargo tags with `CACHEDIR.TAG`),
+/// hidden directories (version control, tools' state) and installed
+/// packages (`node_modules`).
+pub fn walk_skips(name: &str, path: &std::path::Path) -> bool {
+    name.starts_with('.') || name == "target" || name == "node_modules" || path.join("CACHEDIR.TAG").exists()
+}
+
 /// Whether `text` is a well-formed pin: `sha256:` and 64 lower-case hex digits.
 pub fn is_pin(text: &str) -> bool {
     text.strip_prefix("sha256:").is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))

@@ -233,10 +233,7 @@ mod inputs {
             let Ok(kind) = entry.file_type() else { continue };
             let rel = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
             if kind.is_dir() {
-                // Build output (cargo tags its target directory), version
-                // control and tools' state, installed packages.
-                let skipped = name.starts_with('.') || name == "target" || name == "node_modules" || entry.path().join("CACHEDIR.TAG").exists();
-                if !skipped && !walk(&entry.path(), &rel, files, budget) {
+                if !capspec_dialects::pin::walk_skips(&name, &entry.path()) && !walk(&entry.path(), &rel, files, budget) {
                     return false;
                 }
             } else if kind.is_file() {

@@ -70,8 +70,9 @@ pub struct CallError {
     pub capability: String,
     /// Structured data the implementation attached ([`CapError::with_data`])
     /// or an upstream server's error carried: absent when there is none.
+    /// (Boxed: every call's `Result` carries a `CallError`'s size.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<serde_json::Value>,
+    pub data: Option<Box<serde_json::Value>>,
     /// The JSON-RPC error code the implementation named
     /// ([`CapError::with_code`]) or an upstream server answered with.
     #[serde(default, rename = "jsonrpcCode", skip_serializing_if = "Option::is_none")]

@@ -558,7 +558,7 @@ impl Mounted {
                 crate::coverage::reached(qualified, entry.spec.fingerprint);
                 let call = call(run, args);
                 Box::pin(async move {
-                    call.await.map_err(|e| CallError { data: e.data, jsonrpc_code: e.jsonrpc_code, ..CallError::new(ErrorCode::Failed, e.message, String::new()) })
+                    call.await.map_err(|e| CallError { data: e.data.map(Box::new), jsonrpc_code: e.jsonrpc_code, ..CallError::new(ErrorCode::Failed, e.message, String::new()) })
                 })
             }
             Call::Forward(forward) => forward.call(run, args),

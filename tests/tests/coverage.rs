@@ -221,7 +221,7 @@ fn a_record_is_fresh_while_its_inputs_are_what_the_run_saw() {
     let (started, taken) = (now - 10.0, now - 5.0);
     let manifest = dir.path().canonicalize().unwrap().to_string_lossy().into_owned();
     let header = serde_json::json!({"capspec_coverage": 1, "run": "9-900", "started": started, "manifest_dir": manifest, "binary": "counted", "via": null});
-    dir.write(".capspec/coverage/9-900/counted-1.jsonl", &format!("{header}\n"));
+    dir.write(".capspec/coverage/9-900/counted-1.jsonl", format!("{header}\n"));
     // What the run saw: every file but build output and hidden directories.
     fn seen(root: &std::path::Path, dir: &std::path::Path, files: &mut serde_json::Map<String, serde_json::Value>) {
         for entry in std::fs::read_dir(dir).unwrap().flatten() {
@@ -241,7 +241,7 @@ fn a_record_is_fresh_while_its_inputs_are_what_the_run_saw() {
     let mut files = serde_json::Map::new();
     seen(dir.path(), dir.path(), &mut files);
     let inputs = serde_json::json!({"capspec_inputs": 1, "taken": taken, "complete": true, "files": files});
-    dir.write(".capspec/coverage/9-900/inputs.json", &inputs.to_string());
+    dir.write(".capspec/coverage/9-900/inputs.json", inputs.to_string());
     let stale = |dir: &TempDir| -> Vec<String> {
         let report = capspec_codegen::check(dir.path()).unwrap();
         report.findings.into_iter().filter(|f| f.rule == "coverage/stale").map(|f| f.file).collect()
@@ -258,7 +258,7 @@ fn a_record_is_fresh_while_its_inputs_are_what_the_run_saw() {
     assert_eq!(stale(&dir), Vec::<String>::new());
     // Changed after the run: stale; restored: fresh again.
     let original = dir.read("tests/counted.rs");
-    dir.write("tests/counted.rs", &format!("{original}// edited\n"));
+    dir.write("tests/counted.rs", format!("{original}// edited\n"));
     assert_eq!(stale(&dir), ["tests/counted.rs"]);
     dir.write("tests/counted.rs", &original);
     assert_eq!(stale(&dir), Vec::<String>::new(), "restored to what the run saw");
@@ -276,8 +276,13 @@ fn a_record_is_fresh_while_its_inputs_are_what_the_run_saw() {
     std::fs::remove_file(dir.path().join("tests/added.rs")).unwrap();
     std::fs::remove_file(dir.path().join("tests/not_counted.rs")).unwrap();
     assert_eq!(stale(&dir), ["tests/not_counted.rs"]);
+    // Installed packages and hidden directories under a tests directory are
+    // no input (the run's walk leaves them out too).
+    dir.write("tests/node_modules/pkg/index.js", "module.exports = 1;\n");
+    dir.write("tests/.cache/state", "x\n");
+    assert_eq!(stale(&dir), ["tests/not_counted.rs"]);
     // A file outside the inputs changes nothing.
-    dir.write("tests/not_counted.rs", &files_text(&inputs, "tests/not_counted.rs", &fixtures()));
+    dir.write("tests/not_counted.rs", files_text(&inputs, "tests/not_counted.rs", &fixtures()));
     dir.write("README.md", "not an input\n");
     assert_eq!(stale(&dir), Vec::<String>::new());
 }

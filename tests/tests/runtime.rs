@@ -254,7 +254,7 @@ fn failures_and_panics_come_back_as_data() {
     assert_eq!((err.code, err.message.as_str(), err.capability.as_str()), (ErrorCode::Failed, canary::FAILURE, "canary.fail_always"));
     // The data and JSON-RPC code the impl attached reach the caller, in Rust
     // and as JSON; a failure without them carries neither key.
-    assert_eq!((err.data, err.jsonrpc_code), (Some(canary::failure_data()), Some(-32603)));
+    assert_eq!((err.data.as_deref(), err.jsonrpc_code), (Some(&canary::failure_data()), Some(-32603)));
     let apart = Run::new(Gate::headless(Mode::Default, "test"));
     let as_json: Value = serde_json::from_str(&block_on(mounted.invoke_json(&apart, r#"{"name": "fail_always", "arguments": {}}"#))).unwrap();
     assert_eq!(as_json, json!({"error": "failed", "message": canary::FAILURE, "capability": "canary.fail_always", "data": canary::failure_data(), "jsonrpcCode": -32603}));

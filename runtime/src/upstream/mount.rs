@@ -481,7 +481,7 @@ impl Tool {
                     // §12): `upstream_error`, its message, code and data kept.
                     Err(ServiceError::McpError(error)) => {
                         let message = format!("`{}` answered the call with an error: {}", connection.server.name, error.message);
-                        Err(CallError { data: error.data, jsonrpc_code: Some(error.code.0), ..fail(ErrorCode::UpstreamError, message) })
+                        Err(CallError { data: error.data.map(Box::new), jsonrpc_code: Some(error.code.0), ..fail(ErrorCode::UpstreamError, message) })
                     }
                     Err(e) if connection.server.oauth().is_some() && super::child::refused(&e) => {
                         // A log-in made since this connection started (another

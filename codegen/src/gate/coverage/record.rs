@@ -227,7 +227,9 @@ fn newest_input(root: &Path, config: &Config) -> Option<(String, SystemTime)> {
 }
 
 /// Every input file: `capspec.toml`, then the files under the specs
-/// directory, the coverage sources and the tests.
+/// directory, the coverage sources and the tests, but for the directories
+/// the run's walk leaves out too (build output, hidden ones,
+/// `node_modules`: `capspec_dialects::pin::walk_skips`).
 fn for_each_input(root: &Path, config: &Config, mut each: impl FnMut(&Path)) {
     let config_file = root.join(crate::config::CONFIG_FILE);
     if config_file.is_file() {
@@ -235,7 +237,9 @@ fn for_each_input(root: &Path, config: &Config, mut each: impl FnMut(&Path)) {
     }
     let dirs = std::iter::once(&config.specs).chain(&config.coverage.sources).chain(&config.coverage.tests);
     for dir in dirs {
-        for entry in walkdir::WalkDir::new(root.join(dir)).sort_by_file_name().into_iter().flatten() {
+        let walk = walkdir::WalkDir::new(root.join(dir)).sort_by_file_name().into_iter();
+        let kept = walk.filter_entry(|e| e.depth() == 0 || !e.file_type().is_dir() || !capspec_dialects::pin::walk_skips(&e.file_name().to_string_lossy(), e.path()));
+        for entry in kept.flatten() {
             if entry.file_type().is_file() {
                 each(entry.path());
             }
