@@ -106,7 +106,7 @@ pub struct CapError {
     pub data: Option<serde_json::Value>,
     /// The JSON-RPC error code a migrated server answered this failure with
     /// (rmcp's `McpError`): on MCP, a host that serves errors as JSON-RPC
-    /// errors ([`crate::mcp::McpHost::with_json_rpc_errors`]) answers with it.
+    /// errors (`McpHost::with_json_rpc_errors`, feature `mcp`) answers with it.
     pub jsonrpc_code: Option<i32>,
 }
 

@@ -48,6 +48,23 @@ mod hidden;
 pub mod guest;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+
+/// The identity of the package this is expanded in: its Cargo name and
+/// version (`CARGO_PKG_NAME`, `CARGO_PKG_VERSION`), as an rmcp server's
+/// `Implementation::from_build_env()` gives them.
+///
+/// ```
+/// let identity = capspec::server_identity!().with_instructions("Use sql_query for reads.");
+/// assert_eq!(identity.name, env!("CARGO_PKG_NAME"));
+/// ```
+#[cfg(feature = "mcp")]
+#[macro_export]
+macro_rules! server_identity {
+    () => {
+        $crate::mcp::ServerIdentity::new(::core::env!("CARGO_PKG_NAME"), ::core::env!("CARGO_PKG_VERSION"))
+    };
+}
+
 #[cfg(feature = "upstream")]
 pub mod upstream;
 #[cfg(feature = "otlp")]

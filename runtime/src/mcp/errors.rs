@@ -3,26 +3,13 @@
 //! structured content where the tool declares no output schema) carries the
 //! implementation's or the upstream's `data` and JSON-RPC code; or, for a
 //! host whose clients expect what a migrated rmcp server answered, the
-//! JSON-RPC error itself.
+//! JSON-RPC error itself (`McpHost::with_json_rpc_errors`, in `options.rs`).
 
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult};
 
-use super::server::{McpHost, McpSession};
+use super::server::McpSession;
 use super::tools::META_ERROR;
-
-impl McpHost {
-    /// Answer a failed call whose error names a JSON-RPC code
-    /// ([`crate::CapError::with_code`], or an upstream server's error) as a
-    /// JSON-RPC error with that code, its message and its `data`, as an rmcp
-    /// server returning `Err(McpError)` did; every other failure stays an
-    /// `isError` result. The call is gated, traced, audited and receipted
-    /// alike.
-    pub fn with_json_rpc_errors(mut self) -> McpHost {
-        self.json_rpc_errors = true;
-        self
-    }
-}
 
 impl McpSession {
     /// A call's answer: its result, or the JSON-RPC error it names where the

@@ -1,13 +1,10 @@
 //! The server's identity (DESIGN §10): the `serverInfo` (`name`,
 //! `version`, `title`) and `instructions` a client is told are the
 //! project's. capspec's own text about its surface is appended to the
-//! project's instructions, never replaces them.
-
-use std::sync::Arc;
+//! project's instructions, never replaces them. (`McpHost::with_identity`
+//! is in `options.rs`, `capspec::server_identity!` at the crate root.)
 
 use rmcp::model::Implementation;
-
-use super::server::McpHost;
 
 /// What a served server says it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,33 +34,6 @@ impl ServerIdentity {
     /// With instructions; capspec's text about the surface follows them.
     pub fn with_instructions(self, instructions: impl Into<String>) -> ServerIdentity {
         ServerIdentity { instructions: Some(instructions.into()), ..self }
-    }
-}
-
-/// The identity of the package this is expanded in: its Cargo name and
-/// version (`CARGO_PKG_NAME`, `CARGO_PKG_VERSION`), as an rmcp server's
-/// `Implementation::from_build_env()` gives them.
-///
-/// ```
-/// let identity = capspec::server_identity!().with_instructions("Use sql_query for reads.");
-/// assert_eq!(identity.name, env!("CARGO_PKG_NAME"));
-/// ```
-#[macro_export]
-macro_rules! server_identity {
-    () => {
-        $crate::mcp::ServerIdentity::new(::core::env!("CARGO_PKG_NAME"), ::core::env!("CARGO_PKG_VERSION"))
-    };
-}
-
-impl McpHost {
-    /// Say `identity` in `initialize` (and every stateless request): its
-    /// name, version and title as `serverInfo`, its instructions first and
-    /// capspec's text about the surface after them. Without it, the server
-    /// is `capspec` at capspec's version; `capspec::server_identity!()` is
-    /// the calling package's name and version.
-    pub fn with_identity(mut self, identity: ServerIdentity) -> McpHost {
-        self.identity = Some(Arc::new(identity));
-        self
     }
 }
 

@@ -24,6 +24,7 @@ mod approve;
 mod envelope;
 mod errors;
 mod identity;
+mod options;
 mod mrtr;
 mod origin;
 #[cfg(feature = "oauth")]
