@@ -183,16 +183,21 @@ impl Compact<'_> {
     /// The type's notation; each alternative of a union is written once
     /// (an `enum` with `null` on a nullable type is not `…|null|null`).
     fn type_of(&self, schema: &Schema) -> String {
+        self.type_of_parts(schema).join("|")
+    }
+
+    /// [`Self::type_of`] as its alternatives, so a union of unions writes
+    /// each alternative once.
+    fn type_of_parts(&self, schema: &Schema) -> Vec<String> {
         let mut parts = self.base(schema);
         let bounds = bounds(schema);
         if !bounds.is_empty() {
-            let all = parts.join("|");
-            parts = vec![format!("{all}({bounds})")];
+            parts = vec![format!("{}({bounds})", parts.join("|"))];
         }
         if schema.is_nullable() && schema.single_type().is_some() && !parts.iter().any(|p| p == "null") {
             parts.push("null".into());
         }
-        parts.join("|")
+        parts
     }
 
     /// The alternatives of a type, each once, in declared order.
@@ -235,16 +240,6 @@ impl Compact<'_> {
         vec![one]
     }
 
-    /// [`Self::type_of`] as its alternatives, so a union of unions writes
-    /// each alternative once.
-    fn type_of_parts(&self, schema: &Schema) -> Vec<String> {
-        let bounds = bounds(schema);
-        let mut parts = if bounds.is_empty() { self.base(schema) } else { vec![self.type_of(schema)] };
-        if bounds.is_empty() && schema.is_nullable() && schema.single_type().is_some() && !parts.iter().any(|p| p == "null") {
-            parts.push("null".into());
-        }
-        parts
-    }
 
     fn object_or_map(&self, schema: &Schema) -> String {
         if !schema.properties.is_empty() {

@@ -59,7 +59,51 @@ impl Validator {
                 defs.push(compiler.compile(def, &format!("/$defs/{}", escape_pointer(name)))?);
             }
         }
-        Ok(Validator { root: compiler.compile(schema, "")?, defs, any_default: mentions_default(schema) })
+        let mut validator = Validator { root: compiler.compile(schema, "")?, defs, any_default: mentions_default(schema) };
+        if validator.any_default {
+            validator.keep_applicable_defaults();
+        }
+        Ok(validator)
+    }
+
+    /// Decide once, at compile time, the default each node's omission
+    /// takes ([`Validator::apply_defaults`]): its own or its `$ref`'s, when
+    /// not `null` and valid against the node's schema; else none. Read in
+    /// one walk, written in a second of the same order.
+    fn keep_applicable_defaults(&mut self) {
+        fn each<'n>(node: &'n Node, out: &mut Vec<&'n Node>) {
+            out.push(node);
+            let extra = match &node.extra {
+                Some(Extra::Schema(s)) => Some(&**s),
+                _ => None,
+            };
+            for child in node.properties.iter().map(|(_, n)| n).chain(node.items.as_deref()).chain(extra).chain(&node.one_of).chain(&node.any_of) {
+                each(child, out);
+            }
+        }
+        fn each_mut(node: &mut Node, verdicts: &mut impl Iterator<Item = Option<Value>>) {
+            node.default = verdicts.next().flatten();
+            let extra = match &mut node.extra {
+                Some(Extra::Schema(s)) => Some(&mut **s),
+                _ => None,
+            };
+            for child in node.properties.iter_mut().map(|(_, n)| n).chain(node.items.as_deref_mut()).chain(extra).chain(&mut node.one_of).chain(&mut node.any_of) {
+                each_mut(child, verdicts);
+            }
+        }
+        let mut nodes = Vec::new();
+        each(&self.root, &mut nodes);
+        self.defs.iter().for_each(|d| each(d, &mut nodes));
+        let verdicts: Vec<Option<Value>> = nodes
+            .iter()
+            .map(|node| {
+                let default = node.default.as_ref().or_else(|| node.reference.and_then(|r| self.target(r).default.as_ref()))?;
+                (!default.is_null() && self.validate_node(node, default, 0)).then(|| default.clone())
+            })
+            .collect();
+        let mut verdicts = verdicts.into_iter();
+        each_mut(&mut self.root, &mut verdicts);
+        self.defs.iter_mut().for_each(|d| each_mut(d, &mut verdicts));
     }
 
     /// All violations (up to a small bound), properties in name order.
@@ -101,7 +145,7 @@ impl Validator {
                     match map.get_mut(key) {
                         Some(v) => self.fill(prop, v, depth + 1),
                         None => {
-                            if let Some(d) = self.default_of(prop) {
+                            if let Some(d) = &prop.default {
                                 map.insert(key.clone(), d.clone());
                             }
                         }
@@ -117,13 +161,6 @@ impl Validator {
             }
             _ => {}
         }
-    }
-
-    /// The default an omitted property takes: its own (or its `$ref`'s),
-    /// when not `null` and valid against the property's schema.
-    fn default_of<'a>(&'a self, node: &'a Node) -> Option<&'a Value> {
-        let default = node.default.as_ref().or_else(|| node.reference.and_then(|r| self.target(r).default.as_ref()))?;
-        (!default.is_null() && self.validate_node(node, default, 0)).then_some(default)
     }
 
     /// Top-level property names, in schema order.

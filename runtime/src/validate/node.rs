@@ -99,7 +99,8 @@ pub(super) struct Node {
     pub(super) reference: Option<Ref>,
     /// `false` as a schema: nothing is valid.
     pub(super) never: bool,
-    /// `default`: the value an omitted property takes.
+    /// `default`: the value an omitted property takes; once compiled, only
+    /// one that applies (`Validator::keep_applicable_defaults`).
     pub(super) default: Option<Value>,
 }
 
