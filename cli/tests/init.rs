@@ -568,3 +568,64 @@ fn init_adds_no_profile_override_to_a_crate_the_project_already_builds() {
         assert!(written.contains(&format!("[profile.dev.package.{krate}]\nopt-level = 3")), "{krate}: {written}");
     }
 }
+
+/// The same bytes from every front-end (DESIGN §4). `cargo capspec` (built
+/// here, where serde_json's `preserve_order` is on through Cedar) and the
+/// project's own `cargo xtask` (built without it) write the code-first
+/// record and every artifact alike, in either order, whether or not the
+/// project's build — which exports the derives' schemas — has
+/// `preserve_order`. The derive's properties and its output's are declared
+/// out of key order, so an exported schema's order differs between the two
+/// builds.
+#[test]
+fn both_front_ends_write_the_same_bytes_whether_or_not_the_project_keeps_json_key_order() {
+    let tmp = TempDir::new("init-key-order");
+    let project = new_project(tmp.path(), "notes_host");
+    let out = init(&project, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let manifest = project.join("Cargo.toml");
+    let plain = std::fs::read_to_string(&manifest).unwrap().replace("[dependencies]\n", "[dependencies]\nserde = { version = \"1\", features = [\"derive\"] }\nschemars = \"1\"\n");
+    let ordered = plain.replace("[dependencies]\n", "[dependencies]\nserde_json = { version = \"1\", features = [\"preserve_order\"] }\n");
+    std::fs::write(&manifest, &plain).unwrap();
+    let config = std::fs::read_to_string(project.join("capspec.toml")).unwrap();
+    std::fs::write(project.join("capspec.toml"), format!("{config}\n[code_first]\npackages = [\"notes_host\"]\n")).unwrap();
+    std::fs::write(project.join("specs/notes.yaml"), "module: notes\ndescription: The notes.\ncapabilities: []\n").unwrap();
+    std::fs::write(project.join("src/capabilities/mod.rs"), "pub mod example;\npub mod notes;\n").unwrap();
+    std::fs::write(
+        project.join("src/capabilities/notes.rs"),
+        "use capspec::{CapResult, Capability, Run, capability};\n\n\
+         /// Which notes a search keeps.\n#[derive(serde::Deserialize, schemars::JsonSchema, Default)]\npub struct Filter {\n    /// Only notes with this tag.\n    pub tag: Option<String>,\n    /// Archived notes too.\n    #[serde(default)]\n    pub archived: bool,\n}\n\n\
+         /// Search the notes.\n#[derive(serde::Deserialize, schemars::JsonSchema, Capability)]\n#[capability(module = \"notes\", category = \"read\")]\npub struct SearchNotes {\n    /// What to look for.\n    pub query: String,\n    /// At most this many.\n    pub limit: Option<u32>,\n    #[serde(default)]\n    pub filter: Filter,\n    /// Continue after this note.\n    pub after: Option<String>,\n}\n\n\
+         /// One note.\n#[derive(serde::Serialize, schemars::JsonSchema)]\npub struct Note {\n    pub title: String,\n    pub body: String,\n    pub id: u64,\n}\n\n\
+         /// A page of notes.\n#[derive(serde::Serialize, schemars::JsonSchema)]\npub struct NoteList {\n    pub total: u32,\n    pub notes: Vec<Note>,\n}\n\n\
+         #[capability]\nasync fn search_notes(_run: &Run, _args: SearchNotes) -> CapResult<NoteList> {\n    Ok(NoteList { total: 0, notes: Vec::new() })\n}\n",
+    )
+    .unwrap();
+
+    let capspec = env!("CARGO_BIN_EXE_cargo-capspec");
+    let no_drift = |out: &Output, what: &str| {
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(!said.contains("error[drift/") && !said.contains("error[code-first/") && !said.contains("warning[drift/"), "{what}: {}", text(out));
+    };
+    // The first sync writes the record and the artifacts.
+    let first = run(&project, capspec, &["capspec", "sync"]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    let record = std::fs::read_to_string(project.join("specs/code-first.json")).unwrap();
+    assert!(record.contains("notes_host::capabilities::notes::SearchNotes"), "{record}");
+    let mut written = tree(&project);
+    // The manifest is edited below, and cargo writes the lock file.
+    written.retain(|path, _| !path.starts_with("Cargo."));
+    for (manifest_text, build) in [(&plain, "without preserve_order"), (&ordered, "with preserve_order"), (&plain, "without preserve_order, again")] {
+        std::fs::write(&manifest, manifest_text).unwrap();
+        // `cargo xtask check` after `cargo capspec sync`, then the reverse.
+        for (sync, check) in [((capspec, &["capspec", "sync"][..]), (cargo(), &["xtask", "check"][..])), ((&*cargo(), &["xtask", "sync"][..]), (capspec.to_string(), &["capspec", "check"][..]))] {
+            let synced = run(&project, sync.0, sync.1);
+            assert_eq!(synced.status.code(), Some(0), "{build}: {:?}: {}", sync.1, text(&synced));
+            assert!(String::from_utf8_lossy(&synced.stdout).contains("sync: 0 written, 0 removed"), "{build}: {:?} rewrote files: {}", sync.1, text(&synced));
+            no_drift(&run(&project, &check.0, check.1), build);
+        }
+        let mut now = tree(&project);
+        now.retain(|path, _| !path.starts_with("Cargo."));
+        assert!(now == written, "{build}: the files changed");
+    }
+}
