@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod canary;
+pub mod shapes;
 
 /// The generated Rust bindings of every fixture under `fixtures/render/`,
 /// rendered by `build.rs`: if capspec generated Rust that does not compile,

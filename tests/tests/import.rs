@@ -279,6 +279,59 @@ fn imports_keep_the_input_contract_of_real_schema_shapes() {
     assert!(checked >= 41, "{checked}");
 }
 
+/// The shapes' tools as one module, in the order of `shapes.json`; their
+/// import is the committed `shapes/specs/shapes.yaml`, whose Rust bindings
+/// `build.rs` renders (`capspec_tests::bindings::shapes`).
+fn shape_tools(doc: &Value) -> Vec<(String, Value)> {
+    let shapes = doc["shapes"].as_array().unwrap();
+    assert_eq!(shapes.len(), capspec_tests::shapes::TOOLS.len(), "a tool name for each shape");
+    shapes.iter().zip(capspec_tests::shapes::TOOLS).map(|(shape, name)| (format!("{name}.json"), serde_json::json!({"name": name, "description": shape["emitter"], "inputSchema": shape["schema"]}))).collect()
+}
+
+/// What each original server accepted, capspec accepts, and what it
+/// refused, capspec refuses — through `invoke` and the Rust binding
+/// generated from the imported spec: an accepted call reaches its impl with
+/// the arguments the binding parsed (an omitted `default: null` property is
+/// `None`, never a refused `null`); a refused one never does.
+#[test]
+fn an_imported_spec_and_its_generated_binding_take_what_the_server_took() {
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join("import/shapes/shapes.json")).unwrap()).unwrap();
+    let imported = import::import("shapes", &shape_tools(&doc)).unwrap();
+    assert_eq!(imported.findings, vec![], "nothing dropped");
+    let committed = fixtures().join("import/shapes/specs/shapes.yaml");
+    if std::env::var_os("CAPSPEC_UPDATE_FIXTURES").is_some() {
+        std::fs::write(&committed, &imported.yaml).unwrap();
+    }
+    assert_eq!(imported.yaml, std::fs::read_to_string(&committed).unwrap(), "the committed import is stale: run with CAPSPEC_UPDATE_FIXTURES=1");
+
+    use capspec_tests::shapes::numbers_as_floats;
+    let registry = capspec::Registry::new(capspec_tests::bindings::shapes::MODULES).unwrap();
+    let mounted = registry.mount_all();
+    let mut checked = 0;
+    for (shape, name) in doc["shapes"].as_array().unwrap().iter().zip(capspec_tests::shapes::TOOLS) {
+        for case in shape["cases"].as_array().unwrap() {
+            let run = capspec::Run::new(capspec::Gate::headless(capspec::Mode::Auto, "shapes test"));
+            let said = capspec::testing::block_on(mounted.invoke(&run, &format!("shapes.{name}"), case["data"].clone()));
+            match (case["valid"].as_bool().unwrap(), said) {
+                (true, Ok(parsed)) => {
+                    let expected = capspec_tests::shapes::expected(name, &case["data"]);
+                    assert_eq!(numbers_as_floats(&parsed), numbers_as_floats(&expected), "{name}: {}", case["data"]);
+                }
+                (false, Err(e)) => assert_eq!(e.code, capspec::ErrorCode::InvalidArguments, "{name}: {}: {e}", case["data"]),
+                (valid, said) => panic!("{name}: {} (valid: {valid}) → {said:?}", case["data"]),
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 41);
+
+    // schemars' documented unit enum (`oneOf` of string constants, each
+    // with its doc) is bound as a Rust enum, not as strings.
+    use capspec_tests::bindings::shapes::shapes::search_notes::Matching;
+    assert_eq!(serde_json::from_value::<Matching>(serde_json::json!("prefix")).unwrap(), Matching::Prefix);
+    assert!(serde_json::from_value::<Matching>(serde_json::json!("fuzzy")).is_err());
+}
+
 /// The verdicts the round trip above holds capspec to are JSON Schema's:
 /// ajv (with OpenAPI's `nullable`) gives every one of them.
 #[test]

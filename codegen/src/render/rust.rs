@@ -184,8 +184,14 @@ impl TypeGen<'_> {
                 quote! { #name }
             }
             Shape::Const(c) => scalar_of(c),
-            Shape::Enum(values) if values.iter().all(|v| v.is_string()) => self.string_enum(values, hint, schema.description.as_deref()),
+            Shape::Enum(values) if values.iter().all(|v| v.is_string()) => {
+                let values: Vec<(&str, Option<&str>)> = values.iter().filter_map(|v| Some((v.as_str()?, None))).collect();
+                self.string_enum(&values, hint, schema.description.as_deref())
+            }
             Shape::Enum(_) => value_type(),
+            // One string constant per alternative, each with its own doc:
+            // how schemars writes a unit enum whose variants are documented.
+            Shape::Union(variants) if let Some(values) = documented_strings(variants) => self.string_enum(&values, hint, schema.description.as_deref()),
             Shape::Union(variants) => self.untagged(variants, hint, schema.description.as_deref()),
             Shape::Bytes(_) => quote! { ::capspec::content::Base64 },
             Shape::String => quote! { String },
@@ -312,16 +318,17 @@ impl TypeGen<'_> {
         });
     }
 
-    fn string_enum(&mut self, values: &[serde_json::Value], hint: &str, description: Option<&str>) -> TokenStream {
+    /// A unit enum of `values`, each with its doc when it has one.
+    fn string_enum(&mut self, values: &[(&str, Option<&str>)], hint: &str, description: Option<&str>) -> TokenStream {
         let name = unique(hint.to_string(), &mut self.used);
         let mut variant_names = BTreeSet::new();
         let variants: Vec<TokenStream> = values
             .iter()
-            .filter_map(|v| v.as_str())
-            .map(|v| {
+            .map(|(v, variant_doc)| {
                 let vid = ident(&unique(variant_name(v), &mut variant_names));
                 let value = lit(v);
-                quote! { #[serde(rename = #value)] #vid }
+                let d = doc(*variant_doc);
+                quote! { #d #[serde(rename = #value)] #vid }
             })
             .collect();
         let derives = self.abbrev.derives();
@@ -362,6 +369,20 @@ impl TypeGen<'_> {
         });
         quote! { #id }
     }
+}
+
+/// The string constants of a union whose every alternative is exactly one
+/// (`{const: "x"}`, with `type: string` and a `description` at most), with
+/// each one's description; `None` for any other union.
+fn documented_strings(variants: &[Schema]) -> Option<Vec<(&str, Option<&str>)>> {
+    variants
+        .iter()
+        .map(|v| {
+            let value = v.const_value.as_ref()?.as_str()?;
+            let bare = Schema { const_value: v.const_value.clone(), types: v.types.clone(), description: v.description.clone(), annotations: v.annotations.clone(), ..Schema::default() };
+            (*v == bare && (v.types.is_empty() || v.types == [JsonType::String])).then_some((value, v.description.as_deref()))
+        })
+        .collect()
 }
 
 fn value_type() -> TokenStream {
