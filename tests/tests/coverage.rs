@@ -123,6 +123,63 @@ fn code_first_impls_and_derives_are_covered() {
     syn_parses(&stub);
 }
 
+/// An impl counts only in the build `check` holds the project to (DESIGN
+/// §5): a `mod` item, an inline module or the fn under a `#[cfg(…)]` that
+/// the feature set leaves out links nothing, and the finding is at that
+/// attribute. Every set of `[check] features` must compile it; a predicate
+/// no feature set decides (`unix`) leaves the impl in.
+#[test]
+fn an_impl_a_cfg_leaves_out_of_the_build_implements_nothing() {
+    let dir = TempDir::new("coverage-cfg");
+    copy_dir(&fixtures().join("coverage/attribution"), dir.path());
+    capspec_codegen::sync(dir.path()).unwrap();
+    let manifest = dir.read("Cargo.toml");
+    let config = dir.read("capspec.toml");
+    let memory = dir.read("src/capabilities/memory.rs");
+    let unimplemented = |dir: &TempDir| -> Vec<(String, String, u32, String)> {
+        let report = capspec_codegen::check(dir.path()).unwrap();
+        report.findings.iter().filter(|f| f.rule == "coverage/unimplemented").map(|f| (f.message.split('`').nth(1).unwrap().to_string(), f.file.clone(), f.pos().line, f.message.clone())).collect()
+    };
+    let names = |found: &[(String, String, u32, String)]| found.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+
+    // As the fixture is: everything compiled.
+    assert_eq!(unimplemented(&dir), []);
+    // `#[cfg(any())]` on the `mod` item: both of memory's impls, at that line.
+    dir.write("src/capabilities/mod.rs", "#[cfg(any())]\npub mod memory;\npub mod notes;\n");
+    let found = unimplemented(&dir);
+    assert_eq!(names(&found), ["memory.create_entities", "memory.read_graph"], "{found:#?}");
+    assert_eq!((found[0].1.as_str(), found[0].2), ("src/capabilities/mod.rs", 1), "{found:#?}");
+    assert!(found[0].3.contains("has no implementation its crate compiles with its default features: `create_entities` at src/capabilities/memory.rs:4 is left out by `#[cfg(any())]` here"), "{}", found[0].3);
+
+    // A feature the default build lacks, then has.
+    dir.write("src/capabilities/mod.rs", "#[cfg(feature = \"graph\")]\npub mod memory;\npub mod notes;\n");
+    dir.write("Cargo.toml", &format!("{manifest}\n[features]\ngraph = []\n"));
+    assert_eq!(names(&unimplemented(&dir)), ["memory.create_entities", "memory.read_graph"]);
+    dir.write("Cargo.toml", &format!("{manifest}\n[features]\ndefault = [\"full\"]\nfull = [\"graph\", \"dep:serde\"]\ngraph = []\n"));
+    assert_eq!(unimplemented(&dir), []);
+    // `check` holds the project to a build without the defaults' `graph` too.
+    dir.write("Cargo.toml", &format!("{manifest}\n[features]\ngraph = []\n"));
+    dir.write("capspec.toml", &format!("{config}\n[check]\nfeatures = [[\"graph\"], []]\n"));
+    let found = unimplemented(&dir);
+    assert_eq!(names(&found), ["memory.create_entities", "memory.read_graph"], "{found:#?}");
+    assert!(found[0].3.contains("with its default features (`[check] features` set `[]`)"), "{}", found[0].3);
+    dir.write("capspec.toml", &format!("{config}\n[check]\nfeatures = [[\"graph\"]]\n"));
+    assert_eq!(unimplemented(&dir), []);
+    dir.write("capspec.toml", &config);
+
+    // On an inline module and on the fn itself; `unix` is left to the build.
+    dir.write("src/capabilities/mod.rs", "pub mod memory;\npub mod notes;\n");
+    dir.write("src/capabilities/memory.rs", &memory.replacen("#[capability(memory::read_graph)]", "#[cfg(all(unix, feature = \"off\"))]\n#[capability(memory::read_graph)]", 1).replacen("#[capability(memory::create_entities)]", "#[cfg(unix)]\n#[capability(memory::create_entities)]", 1));
+    let found = unimplemented(&dir);
+    assert_eq!(names(&found), ["memory.read_graph"], "{found:#?}");
+    assert_eq!((found[0].1.as_str(), found[0].2), ("src/capabilities/memory.rs", 10), "{found:#?}");
+    assert!(found[0].3.contains("left out by `#[cfg(all(unix, feature = \"off\"))]` here"), "{}", found[0].3);
+    dir.write("src/capabilities/memory.rs", &format!("#[cfg(test)]\nmod only_in_tests {{\n    use super::*;\n{memory}}}\n").replace("use crate::generated::memory;\n", "").replacen("use capspec", "use crate::generated::memory;\nuse capspec", 1));
+    let found = unimplemented(&dir);
+    assert_eq!(names(&found), ["memory.create_entities", "memory.read_graph"], "{found:#?}");
+    assert_eq!((found[0].1.as_str(), found[0].2), ("src/capabilities/memory.rs", 1), "{found:#?}");
+}
+
 /// A capability is tested only when the coverage record of the last
 /// `cargo test` says a test's call reached it (DESIGN §5). The fixture's
 /// tests name capabilities in every way a name can be written — a `use`

@@ -36,6 +36,7 @@ keys! {
     "" "policy" = "", "the Cedar policies (a table)";
     "" "serve" = "", "what `serve` keeps (a table)";
     "" "surface" = "", "named surfaces `serve` offers beside /mcp: a table of tables, one per surface";
+    "" "check" = "", "what `check` holds the project to (a table)";
     "generate" "rust" = "\"src/generated\"", "the Rust bindings";
     "generate" "js" = "\"guest\"", "the guest JS facades and their .d.ts";
     "generate" "catalog" = "\"catalog\"", "the prompt catalog, capabilities.json and the Cedar schema";
@@ -47,6 +48,7 @@ keys! {
     "coverage" "tests" = "[\"tests\"]", "scanned for tests that exercise capabilities";
     "code_first" "packages" = "[]", "packages whose derives sync and check export by building their lib tests";
     "code_first" "record" = "\"<specs>/code-first.json\"", "the generated record of what they last exported";
+    "check" "features" = "[[]]", "the cargo feature sets (each on top of the default features) an impl must be compiled in to count";
     "policy" "dir" = "\"policies\"", "the directory of .cedar files and tests.yaml";
     "serve" "store" = "\"sqlite:.capspec/store.db\"", "the serve store (the audit log): sqlite:PATH (relative to the root), or postgres://… shared by instances";
     "serve" "name" = "", "the served server's name in serverInfo (default: the root package's name)";
@@ -90,6 +92,7 @@ pub fn heading(section: &str) -> &'static str {
         "code_first" => "[code_first]",
         "policy" => "[policy]",
         "serve" => "[serve]",
+        "check" => "[check]",
         "allow" => "[[allow]]",
         "upstream" => "[upstream.NAME]",
         "surface" => "[surface.NAME]",

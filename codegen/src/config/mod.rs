@@ -80,6 +80,11 @@ pub struct Config {
     pub store: Option<String>,
     /// `[surface.NAME]`: the named surfaces `serve` offers beside `/mcp`, by name.
     pub surfaces: std::collections::BTreeMap<String, NamedSurface>,
+    /// `[check] features = [[], ["vector"]]`: the cargo feature sets, each
+    /// on top of a package's default features, that an impl must be
+    /// compiled in to count (DESIGN §5, `coverage/unimplemented`). Default:
+    /// one set, the default features.
+    pub check_features: Vec<Vec<String>>,
 }
 
 /// `[policy]`: where the project's Cedar policies and their tests live.
@@ -306,7 +311,55 @@ impl Reader<'_> {
                 None
             }
         });
-        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, code_first, allow, upstreams, policy, identity, store, surfaces })
+        let check_features = match self.section(table, "check") {
+            Some(check) => {
+                self.unknown_keys(check, &keys::of("check"), "[check]");
+                self.feature_sets(check.get_key_value("features"))
+            }
+            None => vec![Vec::new()],
+        };
+        Some(Config { root: root.to_path_buf(), specs: specs?, snapshot, generate, coverage, code_first, allow, upstreams, policy, identity, store, surfaces, check_features })
+    }
+
+    /// `features = [[], ["vector"]]`: a list of cargo feature sets, each a
+    /// list of feature names; none twice.
+    fn feature_sets(&mut self, entry: Option<Entry<'_>>) -> Vec<Vec<String>> {
+        let Some((_, value)) = entry else { return vec![Vec::new()] };
+        const SHAPE: &str = "`features` must be a list of cargo feature sets, each a list of feature names, e.g. [[], [\"vector\"]]";
+        let DeValue::Array(sets) = value.get_ref() else {
+            let pos = self.pos(value.span().start);
+            self.error(rule::CONFIG_INVALID_VALUE, pos, SHAPE.into());
+            return vec![Vec::new()];
+        };
+        let mut out: Vec<Vec<String>> = Vec::new();
+        for set in sets.iter() {
+            let pos = self.pos(set.span().start);
+            let DeValue::Array(names) = set.get_ref() else {
+                self.error(rule::CONFIG_INVALID_VALUE, pos, SHAPE.into());
+                continue;
+            };
+            let mut features: Vec<String> = Vec::new();
+            for name in names.iter() {
+                match name.get_ref() {
+                    DeValue::String(s) if !s.is_empty() && !s.contains(['/', ' ', '"']) => features.push(s.to_string()),
+                    _ => {
+                        let pos = self.pos(name.span().start);
+                        self.error(rule::CONFIG_INVALID_VALUE, pos, "a feature set's entries are the package's own feature names (no `dep:` or `crate/feature`)".into());
+                    }
+                }
+            }
+            features.sort();
+            features.dedup();
+            if out.contains(&features) {
+                self.error(rule::CONFIG_INVALID_VALUE, pos, format!("the feature set {features:?} is listed twice in `features`"));
+            } else {
+                out.push(features);
+            }
+        }
+        if out.is_empty() {
+            out.push(Vec::new());
+        }
+        out
     }
 
     /// `packages = ["agent-host"]`: Cargo package names.

@@ -14,6 +14,7 @@
 //!   or an unrelated fn that merely shares the short name names nothing.
 
 mod exercised;
+mod cfg;
 mod linked;
 mod mentions;
 pub mod record;
@@ -96,7 +97,7 @@ pub fn scan(root: &Path, config: &Config) -> Scan {
             let mut renames = BTreeMap::new();
             collect_renames(&ast.items, &mut renames);
             let start = scan.impls.len();
-            collect_impls(&ast.items, &file, file_module(root, &file, &mut crates), true, &mut scan.impls);
+            collect_impls(&ast.items, &file, file_module(root, &file, &mut crates), &[], &mut scan.impls);
             collect_derives(&ast.items, &file, &mut scan.derives);
             // `use crate::generated::notes as spec;` then `#[capability(spec::x)]`:
             // read the path through the file's `use … as …` renames.
@@ -109,12 +110,8 @@ pub fn scan(root: &Path, config: &Config) -> Scan {
             }
         }
     }
-    // An impl counts only where its crate compiles it.
-    let files: std::collections::BTreeSet<String> = scan.impls.iter().filter(|s| s.linked).map(|s| s.file.clone()).collect();
-    let linked = linked::linked(root, &files);
-    for site in &mut scan.impls {
-        site.linked &= linked.get(&site.file).copied().unwrap_or(true);
-    }
+    // An impl counts only where its crate compiles it, in every feature set.
+    linked::link(root, &mut scan.impls, &config.check_features);
     // A path-less impl names its capability through its args type's derive.
     for site in &mut scan.impls {
         if let Some(ty) = &site.args_type {
@@ -215,7 +212,7 @@ fn is_capability_attr(attr: &syn::Attribute) -> bool {
     matches!(segs.iter().map(String::as_str).collect::<Vec<_>>().as_slice(), ["capability"] | ["capspec", "capability"])
 }
 
-fn collect_impls(items: &[syn::Item], file: &str, parent: Vec<String>, linked: bool, out: &mut Vec<ImplSite>) {
+fn collect_impls(items: &[syn::Item], file: &str, parent: Vec<String>, cfgs: &[cfg::Cfg], out: &mut Vec<ImplSite>) {
     for item in items {
         match item {
             syn::Item::Fn(f) => {
@@ -231,13 +228,16 @@ fn collect_impls(items: &[syn::Item], file: &str, parent: Vec<String>, linked: b
                         file: file.to_string(),
                         pos: pos_of(attr.span()),
                         stub: is_stub(&f.block),
-                        linked,
+                        linked: true,
+                        cfgs: cfgs.iter().cloned().chain(cfg::cfgs(&f.attrs)).collect(),
+                        left_out: None,
                     });
                 }
             }
             syn::Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
-                    collect_impls(items, file, vec![m.ident.to_string()], linked && !linked::is_cfg_test(&m.attrs), out);
+                    let inner: Vec<cfg::Cfg> = cfgs.iter().cloned().chain(cfg::cfgs(&m.attrs)).collect();
+                    collect_impls(items, file, vec![m.ident.to_string()], &inner, out);
                 }
             }
             _ => {}
@@ -395,6 +395,23 @@ pub fn findings(set: &SpecSet, scan: &Scan, record: Option<&Record>) -> Vec<Find
             None | Some([]) => {
                 // A `#[capability]` fn for it that the crate never compiles.
                 let uncompiled = scan.impls.iter().find(|s| !s.linked && matches!(s.path.as_slice(), [.., mm, n] if *mm == m.name && *n == c.name));
+                // Left out by a `cfg`: located at that attribute, its `mod`
+                // line (DESIGN §5).
+                if let Some(why) = uncompiled.and_then(|site| site.left_out.as_ref().map(|why| (site, why))).map(|(site, why)| {
+                    Finding::error(
+                        rule::COVERAGE_UNIMPLEMENTED,
+                        &why.file,
+                        why.pos,
+                        format!(
+                            "`{qualified}` has no implementation its crate compiles with {}: `{}` at {}:{} is left out by `{}` here (the builds `check` holds the project to are `[check] features` in capspec.toml)",
+                            why.features, site.fn_name, site.file, site.pos.line, why.cfg
+                        ),
+                    )
+                    .for_capability(&c.name)
+                }) {
+                    out.push(why);
+                    continue;
+                }
                 let message = match (uncompiled, &c.code_first) {
                     (Some(site), _) => format!(
                         "`{qualified}` has no implementation its crate compiles: `{}` at {}:{} is in a file no `mod` item reaches from the crate root (or in a `#[cfg(test)]` module); declare its module (e.g. `mod capabilities;` in `src/lib.rs`)",

@@ -1,31 +1,70 @@
-//! Which source files their crate compiles (DESIGN §5,
-//! `coverage/unimplemented`): those reachable from a crate root through
-//! `mod` items, `#[path]` honoured, `#[cfg(test)]` modules left out (they
-//! are not in the build a host links). An impl in any other file is never
+//! Which impls their crate compiles (DESIGN §5, `coverage/unimplemented`):
+//! those in a file reachable from a crate root through `mod` items
+//! (`#[path]` honoured), under no `#[cfg(…)]` the feature set leaves out —
+//! on the `mod` item, an inline module or the fn — for every feature set
+//! of `[check] features`. `#[cfg(test)]` modules are left out too: they
+//! are not in the build a host links. An impl anywhere else is never
 //! compiled, so it implements nothing.
 //!
 //! A file in no Cargo package (a bare directory of sources) has no module
-//! tree to read; its impls count as written, and the registry check of
-//! `cargo test` stays the judge.
+//! tree to read; its impls count as written (their own `cfg` read with the
+//! set alone), and the registry check of `cargo test` stays the judge.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// For each of `files` (relative to `root`): whether its package compiles it.
-pub(super) fn linked(root: &Path, files: &BTreeSet<String>) -> BTreeMap<String, bool> {
-    let mut packages: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
-    let mut out = BTreeMap::new();
-    for file in files {
-        let path = root.join(file);
-        let Some(package) = package_of(root, &path) else {
-            out.insert(file.clone(), true);
-            continue;
-        };
-        let reachable = packages.entry(package.clone()).or_insert_with(|| reachable(&package));
-        let canonical = path.canonicalize().unwrap_or(path);
-        out.insert(file.clone(), reachable.contains(&canonical));
+use super::cfg::{self, Cfg};
+use super::site::{ImplSite, LeftOut};
+
+/// Decide `linked` (and, where a `cfg` is why not, `left_out`) for every
+/// site still `linked`, under each of the feature `sets`.
+pub(super) fn link(root: &Path, sites: &mut [ImplSite], sets: &[Vec<String>]) {
+    let mut trees: BTreeMap<(PathBuf, usize), BTreeMap<PathBuf, Option<LeftOut>>> = BTreeMap::new();
+    for site in sites.iter_mut().filter(|s| s.linked) {
+        let path = root.join(&site.file);
+        let package = package_of(root, &path);
+        for (i, set) in sets.iter().enumerate() {
+            let features = match &package {
+                Some(dir) => cfg::active_features(dir, set),
+                None => set.iter().cloned().collect(),
+            };
+            let label = set_label(sets, set);
+            let reach = match &package {
+                Some(dir) => {
+                    let tree = trees.entry((dir.clone(), i)).or_insert_with(|| reachable(root, dir, &features, &label));
+                    let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
+                    match tree.get(&canonical) {
+                        None => {
+                            site.linked = false;
+                            break;
+                        }
+                        Some(left_out) => left_out.clone(),
+                    }
+                }
+                None => None,
+            };
+            let why = reach.or_else(|| cfg::leaves_out(&site.cfgs, &features).map(|c| left_out(&site.file, c, &label)));
+            if let Some(why) = why {
+                site.linked = false;
+                site.left_out = Some(why);
+                break;
+            }
+        }
     }
-    out
+}
+
+/// How a finding names a feature set: "its default features" when `check`
+/// holds the project to that set alone.
+fn set_label(sets: &[Vec<String>], set: &[String]) -> String {
+    match (sets.len(), set) {
+        (1, []) => "its default features".into(),
+        (_, []) => "its default features (`[check] features` set `[]`)".into(),
+        (_, set) => format!("features {} on top of its default ones", set.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+fn left_out(file: &str, cfg: &Cfg, features: &str) -> LeftOut {
+    LeftOut { file: file.to_string(), pos: crate::yaml::Pos { line: cfg.line, column: cfg.column }, cfg: cfg.text.clone(), features: features.to_string() }
 }
 
 /// The directory of the nearest `Cargo.toml` with a `[package]` at or above
@@ -63,53 +102,65 @@ fn crate_roots(dir: &Path) -> Vec<PathBuf> {
     roots
 }
 
-/// Every file reachable from the package's crate roots, canonical.
-fn reachable(package: &Path) -> BTreeSet<PathBuf> {
-    let mut seen = BTreeSet::new();
-    let mut stack: Vec<(PathBuf, bool)> = crate_roots(package).into_iter().map(|r| (r, true)).collect();
-    while let Some((file, is_root)) = stack.pop() {
+/// A file the walk is to read: whether it is a crate root, and the `cfg`
+/// that leaves it out (`None`: compiled).
+type Visit = (PathBuf, bool, Option<LeftOut>);
+
+/// Every file reachable from the package's crate roots, canonical: `None`
+/// when the build with `features` compiles it, else the `cfg` of the `mod`
+/// item that leaves it out. A file the build compiles through one path is
+/// compiled, whatever another path says.
+fn reachable(root: &Path, package: &Path, features: &BTreeSet<String>, label: &str) -> BTreeMap<PathBuf, Option<LeftOut>> {
+    let mut out: BTreeMap<PathBuf, Option<LeftOut>> = BTreeMap::new();
+    let mut live: Vec<Visit> = crate_roots(package).into_iter().map(|r| (r, true, None)).collect();
+    let mut left: Vec<Visit> = Vec::new();
+    // Everything compiled first, then what `cfg`s leave out.
+    while let Some((file, is_root, why)) = live.pop().or_else(|| left.pop()) {
         let Ok(canonical) = file.canonicalize() else { continue };
-        if !seen.insert(canonical) {
+        if out.contains_key(&canonical) {
             continue;
         }
+        out.insert(canonical, why.clone());
         let Some(ast) = std::fs::read_to_string(&file).ok().and_then(|t| syn::parse_file(&t).ok()) else { continue };
         let dir = file.parent().unwrap_or(Path::new("")).to_path_buf();
         // `mod x;` in `lib.rs`, `main.rs`, `mod.rs` or a crate root is
         // `x.rs` beside it; in `a.rs`, it is `a/x.rs`.
         let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
         let children = if is_root || matches!(stem, "lib" | "main" | "mod") { dir.clone() } else { dir.join(stem) };
-        modules(&ast.items, &dir, &children, &mut stack);
+        let rel = file.strip_prefix(root).unwrap_or(&file).to_string_lossy().replace('\\', "/");
+        let mut found = Vec::new();
+        modules(&ast.items, &dir, &children, why, &Context { file: &rel, features, label }, &mut found);
+        for visit in found {
+            if visit.2.is_some() { left.push(visit) } else { live.push(visit) }
+        }
     }
-    seen
+    out
 }
 
-fn modules(items: &[syn::Item], file_dir: &Path, children: &Path, stack: &mut Vec<(PathBuf, bool)>) {
+struct Context<'a> {
+    file: &'a str,
+    features: &'a BTreeSet<String>,
+    label: &'a str,
+}
+
+fn modules(items: &[syn::Item], file_dir: &Path, children: &Path, why: Option<LeftOut>, cx: &Context<'_>, out: &mut Vec<Visit>) {
     for item in items {
         let syn::Item::Mod(m) = item else { continue };
-        if is_cfg_test(&m.attrs) {
-            continue;
-        }
+        let cfgs = cfg::cfgs(&m.attrs);
+        let why = why.clone().or_else(|| cfg::leaves_out(&cfgs, cx.features).map(|c| left_out(cx.file, c, cx.label)));
         let name = m.ident.to_string();
         let name = name.strip_prefix("r#").unwrap_or(&name);
         match &m.content {
-            Some((_, inner)) => modules(inner, &children.join(name), &children.join(name), stack),
+            Some((_, inner)) => modules(inner, &children.join(name), &children.join(name), why, cx, out),
             None => match path_attr(&m.attrs) {
-                Some(path) => {
-                    let file = file_dir.join(path);
-                    stack.push((file, false));
-                }
+                Some(path) => out.push((file_dir.join(path), false, why)),
                 None => {
                     let flat = children.join(format!("{name}.rs"));
-                    stack.push((if flat.is_file() { flat } else { children.join(name).join("mod.rs") }, false));
+                    out.push((if flat.is_file() { flat } else { children.join(name).join("mod.rs") }, false, why));
                 }
             },
         }
     }
-}
-
-/// `#[cfg(test)]` exactly: the module exists only in the crate's tests.
-pub(super) fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().any(|a| a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test"))
 }
 
 fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {

@@ -22,8 +22,25 @@ pub struct ImplSite {
     /// The body is only `todo!(…)` or `unimplemented!(…)`.
     pub stub: bool,
     /// Its crate compiles it: its file is reachable from a crate root
-    /// through `mod` items, and it is in no `#[cfg(test)]` module.
+    /// through `mod` items, and no `#[cfg(…)]` leaves it out in any feature
+    /// set `check` holds the project to.
     pub linked: bool,
+    /// The `#[cfg(…)]`s of its inline modules and of the fn itself.
+    pub cfgs: Vec<super::cfg::Cfg>,
+    /// The `#[cfg(…)]` that leaves it out, when one does.
+    pub left_out: Option<LeftOut>,
+}
+
+/// A `#[cfg(…)]` that leaves an impl out of its crate's build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftOut {
+    /// Where the attribute is: on a `mod` item, an inline module or the fn.
+    pub file: String,
+    pub pos: Pos,
+    /// The attribute as written.
+    pub cfg: String,
+    /// The build it leaves the impl out of, in words.
+    pub features: String,
 }
 
 /// One `#[derive(Capability)]` struct found in the sources.
