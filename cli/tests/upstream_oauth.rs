@@ -77,8 +77,13 @@ struct User {
 
 impl User {
     fn new(remote: &Remote, name: &str, extra: &str) -> User {
+        User::at(&remote.mcp, name, extra)
+    }
+
+    /// [`User::new`] for the MCP server at `url`.
+    fn at(url: &str, name: &str, extra: &str) -> User {
         let project = TempDir::new(&format!("oauth-upstream-{name}"));
-        project.write("capspec.toml", format!("specs = \"specs\"\n\n[upstream.remote]\nurl = \"{}\"\nauth = \"oauth\"\ntimeout_ms = 10000\n{extra}", remote.mcp));
+        project.write("capspec.toml", format!("specs = \"specs\"\n\n[upstream.remote]\nurl = \"{url}\"\nauth = \"oauth\"\ntimeout_ms = 10000\n{extra}"));
         User { project, home: TempDir::new(&format!("oauth-home-{name}")) }
     }
 
@@ -984,4 +989,113 @@ fn two_instances_sharing_postgres_share_the_vault_and_the_used_tickets() {
     // both instances: registered once, kept in the store.
     let registrations = control(&remote, "GET", "stats", &json!({}))["registrations"].as_u64().unwrap();
     assert_eq!(registrations - registered, 1, "alice's and bob's authorizations, on east and west");
+}
+
+/// `tests/py/tracker_upstream.py`: FastMCP behind its own authorization
+/// server, the MCP SDK's scope checks on. The child, the MCP URL and the
+/// stats URL; `None` with a skip notice where the venv lacks FastMCP.
+fn tracker() -> Option<(KillOnDrop, String, String)> {
+    let python = repo_root().join("tests/py/.venv/bin/python");
+    let installed = Command::new(&python).args(["-c", "import fastmcp"]).output().is_ok_and(|o| o.status.success());
+    if !installed {
+        skip(Some("CAPSPEC_REQUIRE_PYTHON_TOOLS"), "FastMCP is not installed (python3 -m venv tests/py/.venv && tests/py/.venv/bin/pip install -r tests/py/requirements.txt); skipping the per-user sign-in against its authorization server");
+        return None;
+    }
+    let mut child = Command::new(python).arg(repo_root().join("tests/py/tracker_upstream.py")).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("python starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let child = KillOnDrop(child);
+    let printed: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("the fixture printed {line:?}: {e}"));
+    let mcp = printed["mcp"].as_str().unwrap().to_string();
+    // Listening once its 401 names the scope it requires.
+    let addr = mcp.trim_start_matches("http://").trim_end_matches("/mcp").to_string();
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(&addr).is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Some((child, mcp, printed["stats"].as_str().unwrap().to_string()))
+}
+
+/// One plain HTTP request (loopback, no TLS): the status, the head and the body.
+fn http(method: &str, url: &str, content_type: &str, body: &str) -> (u16, String, String) {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, target) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    write!(stream, "{method} {target} HTTP/1.1\r\nhost: {host}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    (head[9..12].parse().unwrap(), head.to_ascii_lowercase(), body.to_string())
+}
+
+/// A call of `search_issues` by `sub` through the gateway at `origin`.
+fn search_as(remote: &Remote, origin: &str, sub: &str, query: &str) -> Value {
+    let addr = origin.trim_start_matches("http://");
+    let (status, reply) = capspec_testkit::http::call_stateless(addr, &token_of(&remote.team, &format!("{origin}/mcp"), sub), "search_issues", json!({ "query": query }));
+    assert_eq!(status, 200, "{reply}");
+    reply
+}
+
+/// The tag of the token the upstream saw answer `query` (its answer is
+/// "searched '<query>' as <tag>").
+fn token_tag(reply: &Value, query: &str) -> String {
+    let answer = reply["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{reply:#}"));
+    let said = format!("searched '{query}' as ");
+    let at = answer.find(&said).unwrap_or_else(|| panic!("{answer}")) + said.len();
+    answer[at..at + 12].to_string()
+}
+
+/// Per-user sign-in against an authorization server that checks scopes as
+/// the MCP SDK does (DESIGN §12): the client capspec registers for its
+/// callers carries the scope the upstream's challenge names, so the
+/// server's `validate_scope` lets the authorization through. First call,
+/// link, sign-in, the call as the person, a second person, a refresh. The
+/// fixture fills in nothing: a client registered without the scope is
+/// refused there.
+#[test]
+fn per_user_sign_in_passes_an_authorization_server_that_checks_the_registered_scopes() {
+    let Some(remote) = remote() else { return };
+    let Some((_tracker, mcp, stats)) = tracker() else { return };
+    let stats = || serde_json::from_str::<Value>(&http("GET", &stats, "application/json", "").2).unwrap();
+
+    // The server's checks are on: a client registered without `tracker`
+    // is refused when it asks for it.
+    let base = mcp.trim_end_matches("/mcp");
+    let (status, _, registered) = http("POST", &format!("{base}/register"), "application/json", &json!({"redirect_uris": ["http://127.0.0.1:9/callback"], "client_name": "no scope", "token_endpoint_auth_method": "none"}).to_string());
+    assert_eq!(status, 201, "{registered}");
+    let id: Value = serde_json::from_str(&registered).unwrap();
+    let authorize = format!("{base}/authorize?response_type=code&client_id={}&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcallback&scope=tracker&state=s&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256", id["client_id"].as_str().unwrap());
+    let (status, head, _) = http("GET", &authorize, "text/plain", "");
+    assert_eq!(status, 302, "{head}");
+    assert!(head.contains("error=invalid_scope"), "a client registered without the scope is refused it: {head}");
+
+    let user = User::at(&mcp, "fastmcp", "credentials = \"per-user\"\n");
+    user.log_in_and_pin(&remote);
+    let (_gateway, origin) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway"]);
+
+    // Alice's first call gives her link; she signs in and the upstream's
+    // server authorizes capspec's client for `tracker`.
+    let link = authorize_url(&search_as(&remote, &origin, "alice", "one"));
+    let (status, page) = walk(&remote, &link, "alice");
+    assert_eq!((status, page.trim()), (200, "capspec now calls `remote` as `alice`: you can close this tab."));
+    let registered = stats()["clients"].as_array().unwrap().clone();
+    assert!(registered.iter().any(|c| c["scope"] == "tracker"), "capspec's client was registered with the scope: {registered:?}");
+    let alice_tag = token_tag(&search_as(&remote, &origin, "alice", "two"), "two");
+
+    // Bob, likewise, with a token of his own; the same registered client.
+    let link = authorize_url(&search_as(&remote, &origin, "bob", "three"));
+    let (status, page) = walk(&remote, &link, "bob");
+    assert_eq!(status, 200, "{page}");
+    let bob_tag = token_tag(&search_as(&remote, &origin, "bob", "four"), "four");
+    assert_ne!(alice_tag, bob_tag, "each person calls with their own token");
+    assert_eq!(stats()["clients"].as_array().unwrap().len(), registered.len(), "one client for every person");
+    assert_eq!(token_tag(&search_as(&remote, &origin, "alice", "again"), "again"), alice_tag);
+
+    // Tokens live 3 s: past that, alice's call refreshes hers.
+    std::thread::sleep(Duration::from_millis(3500));
+    let refreshed = token_tag(&search_as(&remote, &origin, "alice", "five"), "five");
+    assert!(refreshed != alice_tag && refreshed != bob_tag, "a new token of alice's after the refresh");
+    assert!(stats()["refreshes"].as_u64().unwrap() >= 1, "{}", stats());
 }

@@ -72,12 +72,9 @@ const provider = new Provider(issuer, {
   // native client's loopback redirect may use any port (RFC 8252 §7.3).
   clients: [{ client_id: "capspec-preregistered", application_type: "native", token_endpoint_auth_method: "none", redirect_uris: ["http://127.0.0.1/callback"], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], scope }],
   scopes: [scope],
-  extraClientMetadata: {
-    properties: ["scope"],
-    validator: (ctx, key, value, metadata) => {
-      if (key === "scope") metadata.scope = scope;
-    },
-  },
+  // A client's registered `scope` is kept as it registered it (nothing is
+  // filled in), and limits what it may be granted.
+  extraClientMetadata: { properties: ["scope"] },
   cookies: { keys: ["capspec-tests-only"] },
   // Each access token names its grant, which refreshing keeps.
   extraTokenClaims: async (ctx, token) => ({ grant: token.grantId }),

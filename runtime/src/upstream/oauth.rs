@@ -425,6 +425,26 @@ pub(super) async fn discover(url: &str) -> Result<Discovered, String> {
     Ok(Discovered { manager, challenge, revocation, issuer, cimd })
 }
 
+/// The scopes capspec asks `found`'s authorization server for, and
+/// registers its client with (DESIGN §12): what the upstream's 401
+/// challenge names in `scope`, else its Protected Resource Metadata's
+/// `scopes_supported`, plus the configured `scopes`; with none of those,
+/// the authorization server's `scopes_supported` (rmcp's selection, which
+/// adds `offline_access` where the server offers it, for a refresh token).
+pub(super) async fn requested_scopes(found: &Discovered, oauth: &OAuth) -> Vec<String> {
+    let configured: Vec<&str> = oauth.scopes.iter().map(String::as_str).collect();
+    let mut scopes = found.manager.select_initial_scopes(&configured).await;
+    for scope in &oauth.scopes {
+        if !scopes.contains(scope) {
+            scopes.push(scope.clone());
+        }
+    }
+    if scopes.is_empty() {
+        scopes = found.manager.select_scopes(None, &[]);
+    }
+    scopes
+}
+
 /// The session of a browser step: the client is `client` (id, secret), else
 /// the configured `client_id`, else the Client ID Metadata Document, else
 /// one registered now (RFC 7591); PKCE S256 with the `resource`.
@@ -440,8 +460,9 @@ pub(super) async fn session_of(found: Discovered, oauth: &OAuth, client: Option<
     } else if let Some(doc) = &oauth.client_metadata_url {
         request = request.with_client_metadata_url(doc.as_str());
     }
-    if !oauth.scopes.is_empty() {
-        request = request.with_scopes(oauth.scopes.iter().map(String::as_str));
+    let scopes = requested_scopes(&found, oauth).await;
+    if !scopes.is_empty() {
+        request = request.with_scopes(scopes);
     }
     if let Some(header) = &found.challenge {
         request = request.with_challenge(header.as_str());

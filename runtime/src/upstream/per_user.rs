@@ -10,7 +10,7 @@ use std::sync::Arc;
 use rmcp::transport::auth::{AuthError, AuthorizationSession};
 use serde::{Deserialize, Serialize};
 
-use super::oauth::{CredentialVault, Discovered, OAuth, VaultStore, discover, now, session_of};
+use super::oauth::{CredentialVault, Discovered, OAuth, VaultStore, discover, now, requested_scopes, session_of};
 
 /// Who a `per-user` authorization under way is for, kept with rmcp's PKCE
 /// state in the vault (kind `pending`, by the `state` the authorization
@@ -25,6 +25,11 @@ pub(crate) struct Pending {
     /// exchange must name again (the instance finishing it may be reached
     /// at another address).
     redirect: String,
+    /// The client the authorization began with (id, secret): the code's
+    /// exchange names it again, even if another instance has registered a
+    /// new one since.
+    #[serde(default)]
+    client: Option<(String, Option<String>)>,
     state: Option<rmcp::transport::auth::StoredAuthorizationState>,
 }
 
@@ -62,28 +67,42 @@ impl rmcp::transport::auth::StateStore for KeptStates {
 /// The client capspec uses at `found`'s authorization server for
 /// `upstream`: `None` where the configuration names one (`client_id`, or a
 /// Client ID Metadata Document the server takes); else the one registered
-/// there before and kept in the vault, shared by every instance; else (with
-/// `register`) one registered now and kept. Two instances registering at
-/// once keep the first; the second uses it.
+/// there before and kept in the vault, shared by every instance, when it
+/// was registered with every scope capspec now asks for; else (with
+/// `register`) one registered now with those scopes, replacing it. Two
+/// instances registering at once keep the first; the second uses it.
 async fn kept_client(found: &mut Discovered, oauth: &OAuth, upstream: &str, vault: &Arc<dyn CredentialVault>, redirect: &str, register: bool) -> Result<Option<(String, Option<String>)>, String> {
     if oauth.client_id.is_some() || (found.cimd && oauth.client_metadata_url.is_some()) {
         return Ok(None);
     }
     // Postgres text holds no NUL: spaces part the three (none holds one).
     let id = format!("{upstream} {} {redirect}", found.issuer);
-    let read = |v: serde_json::Value| v["id"].as_str().map(|id| (id.to_string(), v["secret"].as_str().map(str::to_string)));
-    if let Some(kept) = vault.kept("client", &id, false).await?.and_then(read) {
-        return Ok(Some(kept));
-    }
+    let read = |v: &serde_json::Value| v["id"].as_str().map(|id| (id.to_string(), v["secret"].as_str().map(str::to_string)));
+    let kept = vault.kept("client", &id, false).await?;
     if !register {
-        return Err(format!("no client of capspec's is registered at `{}` for `{upstream}`", found.issuer));
+        // Completing an authorization: the client it began with.
+        return kept.as_ref().and_then(read).map(Some).ok_or_else(|| format!("no client of capspec's is registered at `{}` for `{upstream}`", found.issuer));
     }
-    let scopes: Vec<&str> = oauth.scopes.iter().map(String::as_str).collect();
-    let config = found.manager.register_client("capspec", redirect, &scopes).await.map_err(|e| e.to_string())?;
-    let value = serde_json::json!({ "id": config.client_id, "secret": config.client_secret });
-    match vault.keep("client", &id, value, None, true).await {
+    let scopes = requested_scopes(found, oauth).await;
+    let registered_with = |v: &serde_json::Value| -> Vec<String> { v["scopes"].as_array().into_iter().flatten().filter_map(|s| s.as_str().map(str::to_string)).collect() };
+    if let Some(kept) = &kept {
+        let has = registered_with(kept);
+        if scopes.iter().all(|s| has.contains(s)) {
+            return Ok(read(kept));
+        }
+    }
+    // The registration names every scope the authorization will ask for:
+    // a server that checks them (the MCP SDK's `validate_scope`) refuses
+    // an authorization asking for a scope its client was not registered with.
+    let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+    let config = found.manager.register_client("capspec", redirect, &refs).await.map_err(|e| {
+        format!("cannot register a client of capspec's at `{}` ({e}); if it offers no registration, set `client_id` (or `client_metadata_url`) in [upstream.{upstream}]", found.issuer)
+    })?;
+    let value = serde_json::json!({ "id": config.client_id, "secret": config.client_secret, "scopes": scopes });
+    // A client lacking a scope is replaced; a new entry goes in only once.
+    match vault.keep("client", &id, value, None, kept.is_none()).await {
         Ok(true) | Err(_) => Ok(Some((config.client_id, config.client_secret))),
-        Ok(false) => Ok(vault.kept("client", &id, false).await?.and_then(read).or(Some((config.client_id, config.client_secret)))),
+        Ok(false) => Ok(vault.kept("client", &id, false).await?.as_ref().and_then(read).or(Some((config.client_id, config.client_secret)))),
     }
 }
 
@@ -95,9 +114,9 @@ pub(crate) async fn principal_session(url: &str, oauth: &OAuth, who: (&str, &str
     let (upstream, principal, elicitation) = who;
     let mut found = discover(url).await?;
     found.manager.set_credential_store(VaultStore { vault: vault.clone(), upstream: upstream.to_string(), principal: principal.to_string() });
-    let pending = Pending { principal: principal.to_string(), upstream: upstream.to_string(), elicitation: elicitation.to_string(), redirect: redirect.to_string(), state: None };
-    found.manager.set_state_store(KeptStates { vault: vault.clone(), for_whom: Some(pending) });
     let client = kept_client(&mut found, oauth, upstream, &vault, redirect, true).await?;
+    let pending = Pending { principal: principal.to_string(), upstream: upstream.to_string(), elicitation: elicitation.to_string(), redirect: redirect.to_string(), client: client.clone(), state: None };
+    found.manager.set_state_store(KeptStates { vault: vault.clone(), for_whom: Some(pending) });
     session_of(found, oauth, client, redirect).await
 }
 
@@ -116,7 +135,11 @@ pub(crate) async fn finish_principal_session(url: &str, oauth: &OAuth, pending: 
     let mut found = discover(url).await?;
     found.manager.set_credential_store(VaultStore { vault: vault.clone(), upstream: pending.upstream.clone(), principal: pending.principal.clone() });
     found.manager.set_state_store(KeptStates { vault: vault.clone(), for_whom: None });
-    let (id, secret) = match kept_client(&mut found, oauth, &pending.upstream, &vault, redirect, false).await? {
+    let began_with = match &pending.client {
+        Some(client) => Some(client.clone()),
+        None => kept_client(&mut found, oauth, &pending.upstream, &vault, redirect, false).await?,
+    };
+    let (id, secret) = match began_with {
         Some(client) => client,
         None => (oauth.client_id.clone().or_else(|| oauth.client_metadata_url.clone()).ok_or("no client is configured")?, None),
     };
