@@ -172,6 +172,21 @@ const post = (server, body, headers = {}) =>
     assert.equal(errorOf(blocked).error, "blocked_in_plan_mode");
     const listed = await c.callTool({ name: "list_files", arguments: {} });
     assert.equal(listed.isError, false);
+    // The session's end as the SDK sends it (a DELETE): no error reaches
+    // the client's error handler, and the session is gone (DESIGN §10).
+    const ended = [];
+    const previous = c.transport.onerror;
+    c.transport.onerror = (e) => { ended.push(String(e)); previous?.(e); };
+    const session = c.transport.sessionId;
+    await c.transport.terminateSession();
+    assert.deepEqual(ended, []);
+    assert.equal(c.transport.sessionId, undefined);
+    const after = await post(server, JSON.stringify({ jsonrpc: "2.0", id: 3, method: "ping" }), { authorization: `Bearer ${server.token}`, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" });
+    assert.equal(after.status, 404, `a request in the ended session: ${after.status}`);
+    // Answered 200, as the Python SDK's client requires (it warns on 202).
+    const other = await httpClient(server);
+    const end = await fetch(server.url, { method: "DELETE", headers: { authorization: `Bearer ${server.token}`, "mcp-session-id": other.transport.sessionId, "mcp-protocol-version": "2025-11-25" } });
+    assert.equal(end.status, 200);
     await c.close();
   } finally {
     server.child.kill();
