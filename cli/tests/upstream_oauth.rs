@@ -1075,6 +1075,17 @@ fn per_user_sign_in_passes_an_authorization_server_that_checks_the_registered_sc
     user.log_in_and_pin(&remote);
     let (_gateway, origin) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway"]);
 
+    // The store keeps a client registered without the scope (as a release
+    // that registered none kept it): it lacks `tracker`, so capspec
+    // registers a new one rather than be refused with it.
+    let callback = format!("{origin}/oauth/upstream/callback");
+    let (status, _, old) = http("POST", &format!("{base}/register"), "application/json", &json!({"redirect_uris": [callback], "client_name": "capspec"}).to_string());
+    assert_eq!(status, 201, "{old}");
+    let old: Value = serde_json::from_str(&old).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let kept_id = format!("remote {base}/ {callback}");
+    runtime.block_on(async { vault(&user).await.keep("client", &kept_id, &json!({"id": old["client_id"], "secret": old["client_secret"]}), None, false).await.unwrap() });
+
     // Alice's first call gives her link; she signs in and the upstream's
     // server authorizes capspec's client for `tracker`.
     let link = authorize_url(&search_as(&remote, &origin, "alice", "one"));
@@ -1082,6 +1093,9 @@ fn per_user_sign_in_passes_an_authorization_server_that_checks_the_registered_sc
     assert_eq!((status, page.trim()), (200, "capspec now calls `remote` as `alice`: you can close this tab."));
     let registered = stats()["clients"].as_array().unwrap().clone();
     assert!(registered.iter().any(|c| c["scope"] == "tracker"), "capspec's client was registered with the scope: {registered:?}");
+    let kept = runtime.block_on(async { vault(&user).await.kept("client", &kept_id, false).await.unwrap().unwrap() });
+    assert_ne!(kept["id"], old["client_id"], "the client without the scope was replaced");
+    assert_eq!(kept["scopes"], json!(["tracker"]));
     let alice_tag = token_tag(&search_as(&remote, &origin, "alice", "two"), "two");
 
     // Bob, likewise, with a token of his own; the same registered client.
