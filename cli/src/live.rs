@@ -130,7 +130,7 @@ pub(crate) mod client {
         }
         if let Some(old) = existing {
             let new = load::load_files(vec![SpecFile { path: rel.clone(), bytes: pinned.yaml.into_bytes() }]).set.modules.into_iter().next();
-            let changes = new.map(|new| upstream::changes(old, &new)).unwrap_or_default();
+            let changes = new.map(|new| upstream::changes_listed(old, &new, &tools)).unwrap_or_default();
             for change in &changes {
                 println!("{change}");
                 if let Change::Changed { diff, .. } = change {

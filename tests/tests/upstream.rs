@@ -122,6 +122,20 @@ fn check_upstream_reports_changed_removed_and_added_tools() {
     assert!(findings.iter().all(|f| f.line > 0), "located");
 }
 
+/// A tool the server still lists is never "removed" (DESIGN §12): when its
+/// new listing does not make a valid spec, it is `upstream/changed`,
+/// saying why.
+#[test]
+fn a_listed_tool_whose_new_listing_does_not_load_is_changed_not_removed() {
+    let mut tools = memory_tools();
+    let m = module(&upstream::pin_module("memory", "memory", &tools, None).unwrap().yaml);
+    tools.iter_mut().find(|t| t["name"] == "open_nodes").unwrap()["inputSchema"]["required"] = serde_json::json!(["names", "depth"]);
+    let findings = upstream::compare(&m, &tools);
+    let summary: Vec<(String, String)> = findings.iter().map(|f| (f.rule.clone(), f.capability.clone().unwrap_or_default())).collect();
+    assert_eq!(summary, [("upstream/changed".to_string(), "open_nodes".to_string())], "{findings:#?}");
+    assert!(findings[0].message.contains("still lists `open_nodes`, but its listing no longer makes a valid spec") && findings[0].message.contains("`depth`"), "{}", findings[0].message);
+}
+
 #[test]
 fn a_project_of_upstream_modules_checks_clean_with_no_rust_code() {
     let dir = TempDir::new("upstream-only");

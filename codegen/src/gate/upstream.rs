@@ -31,6 +31,14 @@ pub enum Change {
         /// The tool's name on the server.
         tool: String,
     },
+    /// Pinned and still listed, but its listing no longer makes a valid
+    /// spec (the loader's errors say why).
+    Invalid {
+        /// The capability that pinned it.
+        capability: String,
+        /// The tool's name on the server.
+        tool: String,
+    },
     /// Pinned, no longer listed.
     Removed {
         /// The capability that pinned it.
@@ -55,6 +63,7 @@ impl std::fmt::Display for Change {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Change::Added { tool } => write!(f, "added    `{tool}`"),
+            Change::Invalid { capability, tool } => write!(f, "invalid  `{tool}` (capability `{capability}`): still listed, but its listing no longer makes a valid spec"),
             Change::Removed { capability, tool } => write!(f, "removed  `{tool}` (capability `{capability}`)"),
             Change::Changed { capability, tool, what, .. } => write!(f, "changed  `{tool}` (capability `{capability}`): {}", what.join(", ")),
         }
@@ -106,18 +115,41 @@ pub fn changes(old: &ModuleSpec, new: &ModuleSpec) -> Vec<Change> {
     out
 }
 
+/// [`changes`] from `old` to `new`, the pinned module of the live listing
+/// `tools`: a tool `tools` still names is never removed — when `new` lacks
+/// it, its listing did not load, and it is [`Change::Invalid`].
+pub fn changes_listed(old: &ModuleSpec, new: &ModuleSpec, tools: &[Value]) -> Vec<Change> {
+    let listed: std::collections::BTreeSet<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    changes(old, new)
+        .into_iter()
+        .map(|change| match change {
+            Change::Removed { capability, tool } if listed.contains(tool.as_str()) => Change::Invalid { capability, tool },
+            other => other,
+        })
+        .collect()
+}
+
 /// `check --upstream` for one module: its server's live listing `tools`
 /// compared with its pins, as `upstream/*` findings.
 pub fn compare(module: &ModuleSpec, tools: &[Value]) -> Vec<Finding> {
     let Some((server, server_pos)) = &module.upstream else { return Vec::new() };
+    // Why each tool's new listing does not load, by capability name.
+    let mut problems: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
     let live = match pin_module(&module.name, server, tools, Some(module)) {
-        Ok(imported) => load::load_files(vec![SpecFile { path: module.file.clone(), bytes: imported.yaml.into_bytes() }]).set.modules.into_iter().next(),
+        Ok(imported) => {
+            let loaded = load::load_files(vec![SpecFile { path: module.file.clone(), bytes: imported.yaml.into_bytes() }]);
+            for f in loaded.findings.iter().filter(|f| f.severity == crate::finding::Severity::Error) {
+                problems.entry(f.capability.clone().unwrap_or_default()).or_default().push(f.message.clone());
+            }
+            loaded.set.modules.into_iter().next()
+        }
         Err(_) => None,
     };
+
     let Some(live) = live else {
         return vec![unreachable(module, "it listed no usable tool")];
     };
-    changes(module, &live)
+    changes_listed(module, &live, tools)
         .into_iter()
         .map(|change| {
             let at = |capability: &str| module.capabilities.iter().find(|c| c.name == capability).map_or(*server_pos, |c| c.pos);
@@ -128,6 +160,17 @@ pub fn compare(module: &ModuleSpec, tools: &[Value]) -> Vec<Finding> {
                     *server_pos,
                     format!("[upstream.{server}] lists `{tool}`, which no capability of `{}` pins; it is not mounted until `cargo capspec import mcp --upstream {server} --update` pins it", module.name),
                 ),
+                // Still listed: its new listing is what does not load.
+                Change::Invalid { capability, tool } => {
+                    let why = problems.get(&capability).or_else(|| problems.get("")).map(|p| p.join("; ")).unwrap_or_else(|| "it is not among the tools its listing pins".into());
+                    Finding::error(
+                        rule::UPSTREAM_CHANGED,
+                        &module.file,
+                        at(&capability),
+                        format!("`{}.{capability}`: [upstream.{server}] still lists `{tool}`, but its listing no longer makes a valid spec: {why}; until that is fixed at the server (or by hand in its pin) the runtime refuses it with `upstream_changed`", module.name),
+                    )
+                    .for_capability(&capability)
+                }
                 Change::Removed { capability, tool } => Finding::error(
                     rule::UPSTREAM_REMOVED,
                     &module.file,
