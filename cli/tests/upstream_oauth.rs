@@ -1113,3 +1113,20 @@ fn per_user_sign_in_passes_an_authorization_server_that_checks_the_registered_sc
     assert!(refreshed != alice_tag && refreshed != bob_tag, "a new token of alice's after the refresh");
     assert!(stats()["refreshes"].as_u64().unwrap() >= 1, "{}", stats());
 }
+
+/// A per-user upstream whose authorization server is used with a client
+/// registered there beforehand (`client_id`): every person signs in with
+/// it, and capspec registers nothing (DESIGN §12).
+#[test]
+fn per_user_sign_in_uses_a_configured_client_and_registers_none() {
+    let Some(remote) = remote() else { return };
+    let user = User::new(&remote, "per-user-preregistered", "credentials = \"per-user\"\nclient_id = \"capspec-preregistered\"\n");
+    user.log_in_and_pin(&remote);
+    let registrations = control(&remote, "GET", "stats", &json!({}))["registrations"].as_u64().unwrap();
+    let (_gateway, origin) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway"]);
+    let link = authorize_url(&shout_as(&remote, &origin, "dana", "hi"));
+    let (status, page) = walk(&remote, &link, "dana");
+    assert_eq!((status, page.trim()), (200, "capspec now calls `remote` as `dana`: you can close this tab."));
+    assert_eq!(shout_as(&remote, &origin, "dana", "mine")["result"]["content"][0]["text"], "MINE");
+    assert_eq!(control(&remote, "GET", "stats", &json!({}))["registrations"].as_u64().unwrap(), registrations, "no client was registered");
+}

@@ -68,9 +68,10 @@ const stats = { accepted: new Set(), refreshes: 0, refusedTokens: 0, revocations
 const seenGrants = new Set();
 const revokedGrants = new Set();
 const provider = new Provider(issuer, {
-  // One client registered beforehand (`client_id` in capspec.toml); a
-  // native client's loopback redirect may use any port (RFC 8252 §7.3).
-  clients: [{ client_id: "capspec-preregistered", application_type: "native", token_endpoint_auth_method: "none", redirect_uris: ["http://127.0.0.1/callback"], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], scope }],
+  // One client registered beforehand (`client_id` in capspec.toml), for
+  // `auth login` and a gateway's per-user sign-ins; a native client's
+  // loopback redirect may use any port (RFC 8252 §7.3).
+  clients: [{ client_id: "capspec-preregistered", application_type: "native", token_endpoint_auth_method: "none", redirect_uris: ["http://127.0.0.1/callback", "http://127.0.0.1/oauth/upstream/callback"], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], scope }],
   scopes: [scope],
   // A client's registered `scope` is kept as it registered it (nothing is
   // filled in), and limits what it may be granted.
