@@ -1130,3 +1130,18 @@ fn per_user_sign_in_uses_a_configured_client_and_registers_none() {
     assert_eq!(shout_as(&remote, &origin, "dana", "mine")["result"]["content"][0]["text"], "MINE");
     assert_eq!(control(&remote, "GET", "stats", &json!({}))["registrations"].as_u64().unwrap(), registrations, "no client was registered");
 }
+
+/// An authorization server that takes no registration, and no `client_id`
+/// configured: the person's sign-in fails naming what the operator must
+/// configure (DESIGN §12).
+#[test]
+fn per_user_sign_in_at_a_server_taking_no_registration_names_the_client_to_configure() {
+    let Some(remote) = remote() else { return };
+    let user = per_user(&remote, "per-user-no-registration");
+    control(&remote, "POST", "registration-off", &json!({}));
+    let (_gateway, origin) = browser_gateway(&user, &remote, &["--oauth-client-id", "capspec-gateway"]);
+    let link = authorize_url(&shout_as(&remote, &origin, "erin", "hi"));
+    let (status, page) = walk(&remote, &link, "erin");
+    assert!(status >= 400, "{status}: {page}");
+    assert!(page.contains("if it offers no registration, set `client_id` (or `client_metadata_url`) in [upstream.remote]"), "{page}");
+}

@@ -105,7 +105,17 @@ provider.on("grant.revoked", () => {
 provider.on("registration_create.success", () => {
   stats.registrations += 1;
 });
-idp.on("request", provider.callback());
+// `POST /control/registration-off`: the server stops taking registrations
+// (404 at its registration endpoint), as one that offers none.
+let registrationOff = false;
+const callback = provider.callback();
+idp.on("request", (req, res) => {
+  if (registrationOff && req.method === "POST" && req.url.startsWith("/reg")) {
+    res.writeHead(404, { "content-type": "application/json" });
+    return res.end(JSON.stringify({ error: "not_found" }));
+  }
+  return callback(req, res);
+});
 
 // --- the team's issuer --------------------------------------------------------
 const teamHttp = createServer();
@@ -189,6 +199,10 @@ mcpHttp.on("request", async (req, res) => {
       const { url, login, reroute } = await body(req);
       const { status, page } = await walk(url, login, reroute);
       return json(res, 200, { status, page });
+    }
+    if (path === "/control/registration-off") {
+      registrationOff = true;
+      return json(res, 200, { registration: "off" });
     }
     if (path === "/control/refuse") {
       refuseAll = true;
