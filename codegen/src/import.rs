@@ -292,8 +292,9 @@ impl Imported {
     }
 }
 
-/// The spec file: YAML whose scalars and schemas are JSON (JSON is YAML
-/// 1.2), so every string is escaped by a JSON encoder, never by hand.
+/// The spec file: YAML whose scalars are JSON (JSON is YAML 1.2), so every
+/// string is escaped by a JSON encoder, never by hand; schemas in block
+/// style, one key per line ([`block`]).
 /// For an upstream module: the tool's name where the capability's differs,
 /// its pin, and the project's decisions from `keep` (else `deferred` when
 /// the server lists more than [`DEFER_ABOVE`] tools).
@@ -362,12 +363,71 @@ fn render_yaml(module: &str, description: &str, upstream: Option<&str>, entries:
         out.push_str(&format!("    category: {}\n", e["category"].as_str().expect("categories are strings")));
         out.push_str(&format!("    description: {}\n", json(&e["description"])));
         for key in ["aliases", "title", "hints", "input", "output", "deferred", "direct", "tool", "pin"] {
-            if let Some(schema) = e.get(key) {
-                out.push_str(&format!("    {key}: {}\n", json(schema)));
+            if let Some(value) = e.get(key) {
+                let mut value = value.clone();
+                value.sort_all_objects();
+                block(&mut out, key, &value, 4);
             }
         }
     }
     out
+}
+
+/// `key: value` at `indent` as block YAML, one key per line (DESIGN §12), so
+/// a review diff and an error's caret land on the line that holds it. Every
+/// scalar is JSON (JSON is YAML 1.2), an array of scalars one flow line, an
+/// empty object or array `{}` / `[]`, and a key that YAML would read as
+/// anything but that string is JSON-quoted.
+fn block(out: &mut String, key: &str, value: &Value, indent: usize) {
+    let pad = " ".repeat(indent);
+    let key = yaml_key(key);
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            out.push_str(&format!("{pad}{key}:\n"));
+            for (k, v) in map {
+                block(out, k, v, indent + 2);
+            }
+        }
+        Value::Array(items) if items.iter().any(|i| matches!(i, Value::Object(m) if !m.is_empty()) || matches!(i, Value::Array(a) if !a.is_empty())) => {
+            out.push_str(&format!("{pad}{key}:\n"));
+            for item in items {
+                item_block(out, item, indent + 2);
+            }
+        }
+        scalar => out.push_str(&format!("{pad}{key}: {}\n", serde_json::to_string(scalar).expect("values serialize"))),
+    }
+}
+
+/// One item of a block sequence at `indent`: `- ` then the item, its
+/// further keys aligned under its first.
+fn item_block(out: &mut String, item: &Value, indent: usize) {
+    let pad = " ".repeat(indent);
+    match item {
+        Value::Object(map) if !map.is_empty() => {
+            let mut inner = String::new();
+            for (k, v) in map {
+                block(&mut inner, k, v, indent + 2);
+            }
+            out.push_str(&format!("{pad}- {}", &inner[indent + 2..]));
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let mut inner = String::new();
+            for nested in items {
+                item_block(&mut inner, nested, indent + 2);
+            }
+            out.push_str(&format!("{pad}- {}", &inner[indent + 2..]));
+        }
+        scalar => out.push_str(&format!("{pad}- {}\n", serde_json::to_string(scalar).expect("values serialize"))),
+    }
+}
+
+/// A mapping key as YAML reads it back as the same string: plain where it
+/// is a plain word YAML gives no other meaning, JSON-quoted otherwise.
+fn yaml_key(key: &str) -> String {
+    let plain = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '-' | '.'))
+        && !matches!(key.to_ascii_lowercase().as_str(), "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n");
+    if plain { key.to_string() } else { serde_json::to_string(key).expect("strings serialize") }
 }
 
 #[cfg(test)]
@@ -397,6 +457,26 @@ mod tests {
             category(json!({"annotations": {"openWorldHint": false, "idempotentHint": true}, "_meta": {"io.capspec/category": "execute"}})),
             ("execute", vec![("idempotent", true), ("open_world", false)])
         );
+    }
+
+    #[test]
+    fn block_yaml_reads_back_as_the_json_it_was_written_from() {
+        let value = json!({
+            "type": "object",
+            "$defs": {"Entity": {"type": "object", "properties": {"name": {"type": "string"}}}},
+            "properties": {
+                "3d": {"type": "boolean"}, "true": {}, "null": {"const": null}, "a: b": {"description": "# not a comment\nsecond line"},
+                "-x": {"enum": ["yes", "no", "", "1", 1, 1.5, true, null]}, "content-type": {"type": ["string", "null"]},
+                "nested": {"oneOf": [{"type": "string"}, {"type": "array", "items": [{"type": "integer"}, {"anyOf": [{"type": "null"}, {"properties": {"k": {}}}]}]}]},
+                "matrix": {"default": [[1, 2], [], [{"a": [{"b": {}}]}]]},
+            },
+            "required": ["3d"],
+        });
+        let mut text = String::new();
+        block(&mut text, "input", &value, 0);
+        assert!(text.lines().all(|l| l.len() < 120), "one key per line:\n{text}");
+        let read = crate::yaml::parse(&text).unwrap().to_json();
+        assert_eq!(read["input"], value, "{text}");
     }
 
     #[test]
