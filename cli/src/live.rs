@@ -121,12 +121,31 @@ pub(crate) mod client {
         }
         eprintln!("listing [upstream.{name}] …");
         let tools = list(root, upstream).map_err(|e| format!("[upstream.{name}]: {e}"))?;
-        let mut pinned = upstream::pin_module(name, name, &tools, existing).map_err(|e| e.to_string())?;
+        let mut pinned = match existing {
+            Some(kept) => {
+                let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read `{rel}`: {e}"))?;
+                upstream::update_module(name, name, &tools, kept, &text)
+            }
+            None => upstream::pin_module(name, name, &tools, None),
+        }
+        .map_err(|e| e.to_string())?;
+        if pinned.refused {
+            // An edit the update would lose: nothing is written.
+            let mut sources = capspec_codegen::Sources::default();
+            sources.insert(&rel, std::fs::read_to_string(&path).unwrap_or_default());
+            let report = Report { findings: std::mem::take(&mut pinned.findings).into_iter().filter(|f| f.file == rel).collect(), sources };
+            print!("{}", report::render(&report, Format::Human));
+            println!("{rel} is unchanged");
+            return Ok(1);
+        }
         std::fs::create_dir_all(root.join(&config.specs)).and_then(|()| std::fs::write(&path, &pinned.yaml)).map_err(|e| format!("cannot write `{rel}`: {e}"))?;
         let sources = pinned.written_to(name, &rel);
         let report = Report { findings: std::mem::take(&mut pinned.findings), sources };
         if !report.findings.is_empty() {
             print!("{}", report::render(&report, Format::Human));
+        }
+        for kept in &pinned.kept_edits {
+            println!("kept     your edit of `{kept}` (the server's tool is unchanged)");
         }
         if let Some(old) = existing {
             let new = load::load_files(vec![SpecFile { path: rel.clone(), bytes: pinned.yaml.into_bytes() }]).set.modules.into_iter().next();

@@ -19,6 +19,7 @@
 //! the JSON pointer; invalid names and name collisions skip the tool with an
 //! error. Nothing panics on bad input.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 mod subset;
@@ -27,7 +28,7 @@ pub(crate) use subset::strip_unsupported;
 use serde_json::{Map, Value};
 
 use crate::finding::Finding;
-use crate::model::{Annotations, Category, Hints, META_CATEGORY, ModuleSpec};
+use crate::model::{Annotations, CapabilitySpec, Category, Hints, META_CATEGORY, ModuleSpec};
 use crate::load::{self, SpecFile};
 use crate::rules::{IMPORT_COLLISION, IMPORT_INVALID, IMPORT_KEYWORD, IMPORT_NAME};
 use capspec_names::{alias_problem, capability_name, name_problem};
@@ -46,6 +47,12 @@ pub struct Imported {
     /// Tools whose names are not capability names: (tool name, capability
     /// name). The tool name is kept as an alias, so calls by it resolve.
     pub renamed: Vec<(String, String)>,
+    /// `--update`: capabilities whose description or schemas the project
+    /// edited after import, kept as edited (the server's tool is unchanged).
+    pub kept_edits: Vec<String>,
+    /// `--update` would have overwritten an edit (the server changed the
+    /// tool): nothing may be written; the findings name each one.
+    pub refused: bool,
 }
 
 impl Imported {
@@ -147,6 +154,44 @@ pub struct ImportOptions<'a> {
     /// hints, `deferred`, `direct`, `title` and aliases — the project's
     /// decisions — are kept; descriptions, schemas and pins are the server's.
     pub keep: Option<&'a ModuleSpec>,
+    /// `--update`: what import wrote for each capability of the module,
+    /// from its `# as written by import:` lines ([`written_digests`]); a
+    /// capability whose content no longer has that digest was edited.
+    pub written: Option<&'a BTreeMap<String, String>>,
+}
+
+/// The comment an upstream module's capability carries after its pin: the
+/// digest of its description and schemas as import wrote them, so
+/// `--update` sees an edit rather than guess at one (DESIGN §12).
+const WRITTEN: &str = "# as written by import: ";
+
+/// The digest of what import writes of `c` and a project may edit: its
+/// description and schemas, as loaded.
+pub fn written_digest(c: &CapabilitySpec) -> String {
+    let content = serde_json::json!({
+        "description": c.description,
+        "input": c.input.as_ref().map(crate::model::Schema::to_json),
+        "output": c.output.as_ref().map(crate::model::Schema::to_json),
+    });
+    let mut text = String::new();
+    capspec_dialects::pin::canonical(&content, &mut text);
+    let digest = capspec_dialects::pin::bytes_digest(text.as_bytes());
+    digest["sha256:".len().."sha256:".len() + 16].to_string()
+}
+
+/// Each capability's digest as its `# as written by import:` line in an
+/// upstream module's `text` records it, by capability name.
+pub fn written_digests(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        if let Some(name) = line.strip_prefix("  - name: ") {
+            current = Some(serde_json::from_str::<String>(name).unwrap_or_else(|_| name.trim().to_string()));
+        } else if let (Some(digest), Some(name)) = (line.trim_start().strip_prefix(WRITTEN), &current) {
+            out.insert(name.clone(), digest.trim().to_string());
+        }
+    }
+    out
 }
 
 /// Convert tools into one module spec.
@@ -164,6 +209,8 @@ pub fn import_with(module: &str, tools: &[(String, Value)], options: ImportOptio
     }
     let mut out = Imported::default();
     let mut entries = Vec::new();
+    // Edited capabilities kept as edited carry their digest as import wrote it.
+    let mut carried: BTreeMap<String, String> = BTreeMap::new();
     for (source, tool) in tools {
         // Keys sorted whatever order the server or file wrote them in.
         let tool = &{
@@ -241,6 +288,7 @@ pub fn import_with(module: &str, tools: &[(String, Value)], options: ImportOptio
         }
         if options.upstream.is_some() {
             upstream_entry(&mut entry, tool, tool_name, options.keep, tools.len() > DEFER_ABOVE);
+            edited_entry(&mut entry, tool_name, &options, &mut out, &mut carried);
         }
         out.capabilities.push(entry["name"].as_str().unwrap_or(name).to_string());
         entries.push(Value::Object(entry));
@@ -249,7 +297,15 @@ pub fn import_with(module: &str, tools: &[(String, Value)], options: ImportOptio
         Some(kept) => kept.description.clone(),
         None => format!("Tools imported from an MCP server ({} tools).", entries.len()),
     };
-    out.yaml = render_yaml(module, &description, options.upstream, &entries);
+    out.yaml = render_yaml(module, &description, options.upstream, &entries, &BTreeMap::new());
+    if options.upstream.is_some() {
+        // Each capability's content as written, digested as `--update`
+        // will read it back; an edit kept as edited keeps its first digest.
+        let written = load::load_files(vec![SpecFile { path: format!("{module}.yaml"), bytes: out.yaml.clone().into_bytes() }]);
+        let mut digests: BTreeMap<String, String> = written.set.modules.iter().flat_map(|m| &m.capabilities).map(|c| (c.name.clone(), written_digest(c))).collect();
+        digests.extend(carried);
+        out.yaml = render_yaml(module, &description, options.upstream, &entries, &digests);
+    }
     // What was dropped is shown where its capability is in the written file.
     for f in out.findings.iter_mut().filter(|f| f.rule == IMPORT_KEYWORD) {
         let at = f.capability.as_deref().and_then(|c| capability_line(&out.yaml, c));
@@ -338,7 +394,48 @@ fn upstream_entry(entry: &mut Map<String, Value>, tool: &Value, tool_name: &str,
     entry.insert("pin".into(), Value::String(capspec_dialects::pin::pin(tool)));
 }
 
-fn render_yaml(module: &str, description: &str, upstream: Option<&str>, entries: &[Value]) -> String {
+/// `--update` for one tool the project pins: when the project edited its
+/// description or schemas after import (its content no longer has the
+/// digest import wrote), the edit is kept while the server's tool is
+/// unchanged, and refused — named, nothing written — when the server
+/// changed it, since writing the server's version would lose the edit.
+fn edited_entry(entry: &mut Map<String, Value>, tool_name: &str, options: &ImportOptions<'_>, out: &mut Imported, carried: &mut BTreeMap<String, String>) {
+    let (Some(keep), Some(written), Some(server)) = (options.keep, options.written, options.upstream) else { return };
+    let Some(c) = keep.capabilities.iter().find(|c| c.tool.as_deref().unwrap_or(&c.name) == tool_name) else { return };
+    let Some(recorded) = written.get(&c.name) else { return };
+    if *recorded == written_digest(c) {
+        return;
+    }
+    if c.pin.as_deref() == entry.get("pin").and_then(Value::as_str) {
+        entry.insert("description".into(), Value::String(c.description.clone()));
+        for (key, schema) in [("input", &c.input), ("output", &c.output)] {
+            match schema {
+                Some(schema) => entry.insert(key.into(), schema.to_json()),
+                None => entry.remove(key),
+            };
+        }
+        carried.insert(c.name.clone(), recorded.clone());
+        out.kept_edits.push(c.name.clone());
+    } else {
+        out.refused = true;
+        out.findings.push(
+            Finding::error(
+                crate::rules::UPSTREAM_CHANGED,
+                &keep.file,
+                c.pos,
+                format!(
+                    "`{}.{}`: its description or schemas were edited in this file after import, and [upstream.{server}] has changed `{tool_name}` since; `--update` wrote nothing rather than lose the edit. Take the server's version by undoing the edit (or deleting its `{}` line), then run `--update` again and edit anew",
+                    keep.name,
+                    c.name,
+                    WRITTEN.trim_end()
+                ),
+            )
+            .for_capability(&c.name),
+        );
+    }
+}
+
+fn render_yaml(module: &str, description: &str, upstream: Option<&str>, entries: &[Value], digests: &BTreeMap<String, String>) -> String {
     // Keys sorted in every build, translated keywords included.
     let json = |v: &Value| {
         let mut v = v.clone();
@@ -368,6 +465,9 @@ fn render_yaml(module: &str, description: &str, upstream: Option<&str>, entries:
                 value.sort_all_objects();
                 block(&mut out, key, &value, 4);
             }
+        }
+        if let Some(digest) = e["name"].as_str().and_then(|n| digests.get(n)) {
+            out.push_str(&format!("    {WRITTEN}{digest}\n"));
         }
     }
     out

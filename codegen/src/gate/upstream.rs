@@ -20,7 +20,17 @@ use crate::rules as rule;
 /// whose decisions stay.
 pub fn pin_module(module: &str, server: &str, tools: &[Value], keep: Option<&ModuleSpec>) -> Result<Imported, ImportError> {
     let listed: Vec<(String, Value)> = tools.iter().map(|t| (format!("[upstream.{server}]"), t.clone())).collect();
-    import::import_with(module, &listed, ImportOptions { upstream: Some(server), keep })
+    import::import_with(module, &listed, ImportOptions { upstream: Some(server), keep, written: None })
+}
+
+/// `import mcp --upstream --update`: [`pin_module`] keeping `kept`, the
+/// project's module, whose file's text is `text` — an edit made there to a
+/// capability's description or schemas stays while the server's tool is
+/// unchanged, and is refused by name (`Imported::refused`) when it changed.
+pub fn update_module(module: &str, server: &str, tools: &[Value], kept: &ModuleSpec, text: &str) -> Result<Imported, ImportError> {
+    let listed: Vec<(String, Value)> = tools.iter().map(|t| (format!("[upstream.{server}]"), t.clone())).collect();
+    let written = import::written_digests(text);
+    import::import_with(module, &listed, ImportOptions { upstream: Some(server), keep: Some(kept), written: Some(&written) })
 }
 
 /// How one tool moved between two pinned modules of the same server.
