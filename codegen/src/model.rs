@@ -88,6 +88,11 @@ pub struct CapabilitySpec {
     pub tool: Option<String>,
     /// In an upstream module: the pin of the tool as it was listed.
     pub pin: Option<String>,
+    /// `feature: vector`: the cargo feature of the host crate the capability
+    /// lives behind (DESIGN §2). Its bindings are compiled, mounted and
+    /// served only with the feature on, and `check` holds it implemented
+    /// only in the `[check] features` sets that turn the feature on.
+    pub feature: Option<String>,
 }
 
 /// The spec's `hints`: each refines one MCP hint the category leaves open

@@ -180,6 +180,48 @@ fn an_impl_a_cfg_leaves_out_of_the_build_implements_nothing() {
     assert_eq!((found[0].1.as_str(), found[0].2), ("src/capabilities/memory.rs", 1), "{found:#?}");
 }
 
+/// A capability behind a cargo feature (`feature:`, DESIGN §2) is held
+/// implemented only in the `[check] features` builds that turn it on: its
+/// impl may live behind the same `cfg`, and a build without the feature
+/// asks nothing of it. A feature the package does not declare is an error;
+/// one no build turns on, a warning (nothing would check it).
+#[test]
+fn a_capability_behind_a_feature_is_held_implemented_where_the_feature_is_on() {
+    let dir = TempDir::new("coverage-feature");
+    copy_dir(&fixtures().join("coverage/attribution"), dir.path());
+    let manifest = dir.read("Cargo.toml");
+    let config = dir.read("capspec.toml");
+    let spec = dir.read("specs/memory.yaml").replace("description: Create entities in the graph. }", "description: Create entities in the graph., feature: graph }").replace("description: Read the whole graph. }", "description: Read the whole graph., feature: graph }");
+    dir.write("specs/memory.yaml", &spec);
+    dir.write("Cargo.toml", &format!("{manifest}\n[features]\ngraph = []\n"));
+    dir.write("src/capabilities/mod.rs", "#[cfg(feature = \"graph\")]\npub mod memory;\npub mod notes;\n");
+    capspec_codegen::sync(dir.path()).unwrap();
+    let generated = dir.read("src/generated/memory.rs");
+    assert!(generated.contains("#[cfg(feature = \"graph\")]\npub mod read_graph {") && generated.contains("if cfg!(feature = \"graph\")"), "{generated}");
+    let found = |dir: &TempDir| -> Vec<(String, String, String)> {
+        let report = capspec_codegen::check(dir.path()).unwrap();
+        report.findings.iter().filter(|f| f.rule == "coverage/unimplemented" || f.rule == "spec/invalid-value").map(|f| (f.rule.clone(), f.message.split('`').nth(1).unwrap().to_string(), f.message.clone())).collect()
+    };
+
+    // Only the default build: the feature's capabilities are asked nothing, and that is said.
+    let said = found(&dir);
+    assert_eq!(said.iter().map(|f| (f.0.as_str(), f.1.as_str())).collect::<Vec<_>>(), [("spec/invalid-value", "memory.create_entities"), ("spec/invalid-value", "memory.read_graph")], "{said:#?}");
+    assert!(said[0].2.contains("which no build `check` holds the project to turns on"), "{}", said[0].2);
+    // Both builds: implemented where the feature is on, behind the same cfg.
+    dir.write("capspec.toml", &format!("{config}\n[check]\nfeatures = [[], [\"graph\"]]\n"));
+    assert_eq!(found(&dir), []);
+    // An impl the feature's build leaves out is missing there, by name.
+    dir.write("src/capabilities/mod.rs", "#[cfg(all(feature = \"graph\", feature = \"off\"))]\npub mod memory;\npub mod notes;\n");
+    let said = found(&dir);
+    assert_eq!(said.iter().map(|f| (f.0.as_str(), f.1.as_str())).collect::<Vec<_>>(), [("coverage/unimplemented", "memory.create_entities"), ("coverage/unimplemented", "memory.read_graph")], "{said:#?}");
+    assert!(said[0].2.contains("with features `graph` on top of its default ones"), "{}", said[0].2);
+    // A feature the package does not declare.
+    dir.write("src/capabilities/mod.rs", "#[cfg(feature = \"graph\")]\npub mod memory;\npub mod notes;\n");
+    dir.write("Cargo.toml", &format!("{manifest}\n[features]\ngrpah = []\n"));
+    let said = found(&dir);
+    assert!(said.iter().any(|f| f.0 == "spec/invalid-value" && f.2.contains("which the package of the generated bindings does not declare")), "{said:#?}");
+}
+
 /// A capability is tested only when the coverage record of the last
 /// `cargo test` says a test's call reached it (DESIGN §5). The fixture's
 /// tests name capabilities in every way a name can be written — a `use`

@@ -25,7 +25,7 @@ use std::path::Path;
 
 use syn::spanned::Spanned;
 
-pub use site::{DeriveSite, ImplSite, Scan};
+pub use site::{Build, DeriveSite, ImplSite, Scan};
 use exercised::{collect_test_macros, collect_tests};
 use record::{Freshness, REFRESH, RECORD_DIR, Record};
 use mentions::Scope;
@@ -110,8 +110,10 @@ pub fn scan(root: &Path, config: &Config) -> Scan {
             }
         }
     }
-    // An impl counts only where its crate compiles it, in every feature set.
+    // An impl counts only where its crate compiles it, in every feature
+    // set its capability is on in.
     linked::link(root, &mut scan.impls, &config.check_features);
+    (scan.binding_features, scan.declared_features) = linked::binding_features(root, &root.join(&config.generate.rust), &config.check_features);
     // A path-less impl names its capability through its args type's derive.
     for site in &mut scan.impls {
         if let Some(ty) = &site.args_type {
@@ -231,6 +233,7 @@ fn collect_impls(items: &[syn::Item], file: &str, parent: Vec<String>, cfgs: &[c
                         linked: true,
                         cfgs: cfgs.iter().cloned().chain(cfg::cfgs(&f.attrs)).collect(),
                         left_out: None,
+                        builds: Vec::new(),
                     });
                 }
             }
@@ -323,18 +326,33 @@ pub fn implementations<'a>(set: &'a SpecSet, scan: &'a Scan) -> (ImplsByCapabili
     }
     let mut impls = ImplsByCapability::new();
     let mut unresolved = Vec::new();
-    for site in scan.impls.iter().filter(|s| s.linked) {
+    // A site counts where some build compiles it; for its capability, only
+    // if every build that has the capability compiles it.
+    for site in scan.impls.iter().filter(|s| s.builds.is_empty() || s.builds.contains(&Build::Linked)) {
         let resolved = match site.path.as_slice() {
             [] => None,
             [.., module, name] => by_name.get_key_value(name.as_str()).and_then(|(n, ms)| ms.iter().find(|m| **m == module.as_str()).map(|m| (*m, *n))),
             [name] => by_name.get_key_value(name.as_str()).and_then(|(n, ms)| if let [m] = ms.as_slice() { Some((*m, *n)) } else { None }),
         };
         match resolved {
-            Some(key) => impls.entry(key).or_default().push(site),
+            Some(key) if compiled_where_on(set, scan, key, site) => impls.entry(key).or_default().push(site),
+            Some(_) => {}
             None => unresolved.push(site),
         }
     }
     (impls, unresolved)
+}
+
+/// Which of the `[check] features` sets' builds have `(module, name)`:
+/// all, unless it names a cargo feature (then those that turn it on).
+fn on_in(set: &SpecSet, scan: &Scan, (module, name): (&str, &str)) -> Vec<bool> {
+    let feature = set.module(module).and_then(|m| m.capabilities.iter().find(|c| c.name == name)).and_then(|c| c.feature.as_deref());
+    scan.binding_features.iter().map(|on| feature.is_none_or(|f| on.contains(f))).collect()
+}
+
+/// Whether every build that has the capability `key` compiles `site`.
+fn compiled_where_on(set: &SpecSet, scan: &Scan, key: (&str, &str), site: &ImplSite) -> bool {
+    site.builds.is_empty() || on_in(set, scan, key).iter().zip(&site.builds).all(|(on, build)| !on || *build == Build::Linked)
 }
 
 /// Coverage findings for a valid spec set. `record`: what the last `cargo
@@ -386,6 +404,29 @@ pub fn findings(set: &SpecSet, scan: &Scan, record: Option<&Record>) -> Vec<Find
             ));
         }
     }
+    // A capability behind a cargo feature: the feature must be the
+    // bindings' package's, and some build `check` holds the project to must
+    // turn it on, or nothing holds the capability to anything.
+    for (m, c) in set.capabilities() {
+        let Some(feature) = &c.feature else { continue };
+        let qualified = format!("{}.{}", m.name, c.name);
+        if scan.declared_features.as_ref().is_some_and(|declared| !declared.contains(feature)) {
+            out.push(
+                Finding::error(rule::SPEC_INVALID_VALUE, c.file(m), c.pos, format!("`{qualified}` lives behind cargo feature `{feature}`, which the package of the generated bindings does not declare; add `{feature} = []` to its `[features]`"))
+                    .for_capability(&c.name),
+            );
+        } else if !scan.binding_features.iter().any(|on| on.contains(feature)) {
+            out.push(
+                Finding::warning(
+                    rule::SPEC_INVALID_VALUE,
+                    c.file(m),
+                    c.pos,
+                    format!("`{qualified}` lives behind cargo feature `{feature}`, which no build `check` holds the project to turns on, so nothing checks its implementation; add a set with it to `[check] features` in capspec.toml (e.g. `features = [[], [\"{feature}\"]]`)"),
+                )
+                .for_capability(&c.name),
+            );
+        }
+    }
     // An upstream module's server implements it; its pins and `check
     // --upstream` take the place of impls and tests (DESIGN §12).
     for (m, c) in set.capabilities().filter(|(m, _)| m.upstream.is_none()) {
@@ -393,11 +434,21 @@ pub fn findings(set: &SpecSet, scan: &Scan, record: Option<&Record>) -> Vec<Find
         let file = c.file(m);
         match impls.get(&(m.name.as_str(), c.name.as_str())).map(Vec::as_slice) {
             None | Some([]) => {
-                // A `#[capability]` fn for it that the crate never compiles.
-                let uncompiled = scan.impls.iter().find(|s| !s.linked && matches!(s.path.as_slice(), [.., mm, n] if *mm == m.name && *n == c.name));
+                // In no build that has it: nothing to implement (the
+                // feature's findings below say so).
+                let on = on_in(set, scan, (&m.name, &c.name));
+                if !on.is_empty() && !on.contains(&true) {
+                    continue;
+                }
+                // A `#[capability]` fn for it that a build having it never compiles.
+                let uncompiled = scan.impls.iter().find(|s| matches!(s.path.as_slice(), [.., mm, n] if *mm == m.name && *n == c.name) && !compiled_where_on(set, scan, (&m.name, &c.name), s));
+                let left_out = uncompiled.and_then(|s| on.iter().zip(&s.builds).find_map(|(on, b)| match b {
+                    Build::LeftOut(why) if *on => Some(why),
+                    _ => None,
+                }));
                 // Left out by a `cfg`: located at that attribute, its `mod`
                 // line (DESIGN §5).
-                if let Some(why) = uncompiled.and_then(|site| site.left_out.as_ref().map(|why| (site, why))).map(|(site, why)| {
+                if let Some(why) = uncompiled.and_then(|site| left_out.map(|why| (site, why))).map(|(site, why)| {
                     Finding::error(
                         rule::COVERAGE_UNIMPLEMENTED,
                         &why.file,

@@ -19,6 +19,7 @@ pub(crate) const CAPABILITY_KEYS: &[&str] = &[
     "direct",
     "tool",
     "pin",
+    "feature",
 ];
 /// The supported JSON Schema keywords (the README lists the subset).
 pub(crate) const SCHEMA_KEYWORDS: &[&str] = &[

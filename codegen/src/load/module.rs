@@ -355,6 +355,24 @@ impl Decoder<'_> {
             }
             Some(text)
         });
+        let feature = match get(entries, "feature") {
+            None => None,
+            Some(n) => {
+                let text = self.string(n, "`feature`");
+                match text {
+                    Some(f) if self.upstream => {
+                        self.error(rule::SPEC_INVALID_VALUE, n.pos, format!("`feature` of {owner}: an upstream module's capabilities are its server's, behind no cargo feature of this crate"));
+                        let _ = f;
+                        None
+                    }
+                    Some(f) if f.is_empty() || !f.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+' | '.')) || f.starts_with(['-', '+', '.']) => {
+                        self.error(rule::SPEC_INVALID_VALUE, n.pos, format!("`feature` of {owner} must be a cargo feature name (letters, digits, `_`, `-`), found {f:?}"));
+                        None
+                    }
+                    other => other,
+                }
+            }
+        };
         if !valid {
             return None;
         }
@@ -377,6 +395,7 @@ impl Decoder<'_> {
             pos: name_node.map_or(node.pos, |n| n.pos),
             code_first: None,
             pin,
+            feature,
         })
     }
 

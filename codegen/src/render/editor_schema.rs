@@ -71,6 +71,10 @@ struct Capability {
     /// description, inputSchema, outputSchema, annotations).
     #[schemars(regex(pattern = r"^sha256:[0-9a-f]{64}$"))]
     pin: Option<String>,
+    /// The cargo feature of the host crate the capability lives behind: its
+    /// bindings are compiled, mounted and served only with it on.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_][A-Za-z0-9_+.-]*$"))]
+    feature: Option<String>,
 }
 
 /// A name a client has called: `listWorkflows`, `File`, `get-annotated-message`.

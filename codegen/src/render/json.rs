@@ -36,6 +36,9 @@ struct CapabilityEntry<'a> {
     output_schema: Option<Value>,
     deferred: bool,
     deprecated: Option<&'a str>,
+    /// The cargo feature it lives behind (DESIGN §2); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    feature: Option<&'a str>,
     fingerprint: String,
     annotations: McpAnnotations,
     #[serde(rename = "_meta")]
@@ -77,6 +80,7 @@ pub fn capabilities(set: &SpecSet, targets: &Targets) -> String {
                         output_schema,
                         deferred: cap.deferred,
                         deprecated: cap.deprecated.as_deref(),
+                        feature: cap.feature.as_deref(),
                         annotations: cap.hints.annotations(cap.category).into(),
                         meta: [(META_CATEGORY, cap.category.as_str())].into(),
                     }

@@ -94,6 +94,26 @@ pub fn reusable_paths(set: &SpecSet, targets: &Targets) -> Vec<String> {
     paths
 }
 
+/// For a module whose capabilities name cargo features (DESIGN §2): each
+/// combination of those features, with the guest facade and the catalog
+/// section of the capabilities a build with exactly those on has — the
+/// Rust bindings pick one with `cfg!`. Empty for a module without features.
+pub(crate) fn feature_variants(module: &ModuleSpec, targets: &Targets, key: &str) -> Vec<rust::Variant> {
+    let features: std::collections::BTreeSet<&str> = module.capabilities.iter().filter_map(|c| c.feature.as_deref()).collect();
+    let features: Vec<&str> = features.into_iter().collect();
+    if features.is_empty() {
+        return Vec::new();
+    }
+    (0..1usize << features.len())
+        .map(|mask| {
+            let on: Vec<String> = features.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, f)| f.to_string()).collect();
+            let mut built = module.clone();
+            built.capabilities.retain(|c| c.feature.as_ref().is_none_or(|f| on.contains(f)));
+            rust::Variant { facade: reuse::keyed(js::facade(&built, targets), key), section: catalog::module_section(&built, targets), on }
+        })
+        .collect()
+}
+
 /// [`render_all`], reusing a module's files from `reuse` when every one of
 /// them records the module's current key and is untouched — the bytes are
 /// then exactly what rendering would produce.
@@ -111,10 +131,11 @@ pub fn render_all_reusing(set: &SpecSet, targets: &Targets, mut reuse: Reuse) ->
         let [js, dts, md, rs] = files.map(|(path, _)| path);
         let section = catalog::module_section(module, targets);
         let facade = reuse::keyed(js::facade(module, targets), &key);
+        let variants = feature_variants(module, targets, &key);
         let files = vec![
             Artifact { path: dts, contents: reuse::keyed(js::declarations(module, targets), &key) },
             Artifact { path: md, contents: reuse::keyed(catalog::module_file(module, &section), &key) },
-            Artifact { path: rs, contents: reuse::keyed(rust::module_file(module, &facade, &section), &key) },
+            Artifact { path: rs, contents: reuse::keyed(rust::module_file(module, &facade, &section, &variants), &key) },
             Artifact { path: js, contents: facade },
         ];
         (section, files, key)

@@ -12,10 +12,9 @@ use quote::quote;
 use crate::model::{Additional, CapabilitySpec, JsonType, ModuleSpec, Schema, SpecSet};
 use super::abbrev::Abbrev;
 use super::spec_const::SpecConst;
-use super::naming::{pascal_case, unique};
+use super::naming::{field_name, pascal_case, unique, variant_name};
 use super::shape::Shape;
 use super::artifact::{Targets, marker_line};
-use capspec_names::RUST_KEYWORDS;
 
 fn ident(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
@@ -23,77 +22,6 @@ fn ident(name: &str) -> Ident {
 
 fn lit(text: &str) -> Literal {
     Literal::string(text)
-}
-
-/// A snake_case field name for an arbitrary JSON key: `maxResults` →
-/// `max_results`, `content-type` → `content_type`, `3d` → `_3d`, `type` →
-/// `type_`. Non-ASCII characters become `uXXXX`.
-pub fn field_name(key: &str) -> String {
-    let mut out = String::new();
-    let mut prev_lower = false;
-    for c in key.chars() {
-        if c.is_ascii_uppercase() {
-            if prev_lower && !out.ends_with('_') {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-            prev_lower = false;
-        } else if c.is_ascii_lowercase() || c.is_ascii_digit() {
-            out.push(c);
-            prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        } else if c.is_ascii() {
-            if !out.is_empty() && !out.ends_with('_') {
-                out.push('_');
-            }
-            prev_lower = false;
-        } else {
-            out.push_str(&format!("u{:04x}", c as u32));
-            prev_lower = true;
-        }
-    }
-    let trimmed = out.trim_end_matches('_');
-    let mut out = if trimmed.is_empty() { "field".to_string() } else { trimmed.to_string() };
-    if out.starts_with(|c: char| c.is_ascii_digit()) {
-        out.insert(0, '_');
-    }
-    if RUST_KEYWORDS.contains(&out.as_str()) || out == "_" {
-        out.push('_');
-    }
-    out
-}
-
-/// A PascalCase type or variant name for arbitrary text: `16:9` → `V16_9`,
-/// `""` → `Empty`, `g h` → `GH`, non-ASCII → `UXXXX`.
-pub fn variant_name(value: &str) -> String {
-    let mut out = String::new();
-    let mut upper = true;
-    let mut prev_digit = false;
-    for c in value.chars() {
-        if c.is_ascii_alphanumeric() {
-            if c.is_ascii_digit() && prev_digit && upper {
-                out.push('_');
-            }
-            out.push(if upper { c.to_ascii_uppercase() } else { c });
-            prev_digit = c.is_ascii_digit();
-            upper = false;
-        } else if c.is_ascii() {
-            upper = true;
-        } else {
-            out.push_str(&format!("U{:04X}", c as u32));
-            prev_digit = false;
-            upper = true;
-        }
-    }
-    if out.is_empty() {
-        out = "Empty".into();
-    }
-    if out.starts_with(|c: char| c.is_ascii_digit()) {
-        out.insert(0, 'V');
-    }
-    if RUST_KEYWORDS.contains(&out.as_str()) {
-        out.push('_');
-    }
-    out
 }
 
 fn doc(text: Option<&str>) -> TokenStream {
@@ -418,8 +346,10 @@ fn capability(module: &ModuleSpec, cap: &CapabilitySpec, abbrev: &Abbrev) -> Tok
     let spec = abbrev.spec(&SpecConst::of(module, cap));
     let doc_text = lit(&format!(" `{}.{}` ({}): {}", module.name, cap.name, cap.category, cap.summary()));
     let items = types.items;
+    let gate = feature_gate(cap);
     quote! {
         #[doc = #doc_text]
+        #gate
         pub mod #cap_id {
             #(#items)*
 
@@ -436,19 +366,69 @@ fn format_file(tokens: TokenStream, marker: &str) -> String {
 /// `<rust>/<module>.rs`, rendered (without the input keys): with the
 /// attribute abbreviations, or — when they cannot be expanded exactly —
 /// without.
-pub(super) fn module_file(module: &ModuleSpec, facade: &str, catalog: &str) -> String {
+pub(super) fn module_file(module: &ModuleSpec, facade: &str, catalog: &str, variants: &[Variant]) -> String {
     let abbrev = Abbrev::new(true);
-    let text = module_file_with(module, facade, catalog, &abbrev);
-    abbrev.expand(&text).unwrap_or_else(|| module_file_with(module, facade, catalog, &Abbrev::new(false)))
+    let text = module_file_with(module, facade, catalog, variants, &abbrev);
+    abbrev.expand(&text).unwrap_or_else(|| module_file_with(module, facade, catalog, variants, &Abbrev::new(false)))
 }
 
-fn module_file_with(module: &ModuleSpec, facade: &str, catalog: &str, abbrev: &Abbrev) -> String {
+/// What a build with exactly the features `on` (of those the module's
+/// capabilities name) has of a module: its guest facade and catalog section.
+pub struct Variant {
+    pub on: Vec<String>,
+    pub facade: String,
+    pub section: String,
+}
+
+/// `#[cfg(feature = "…")]` for a capability behind a cargo feature.
+fn feature_gate(cap: &CapabilitySpec) -> TokenStream {
+    match &cap.feature {
+        Some(feature) => {
+            let feature = lit(feature);
+            quote! { #[cfg(feature = #feature)] }
+        }
+        None => quote! {},
+    }
+}
+
+/// A `&str` constant's value that `cfg!` picks among `variants` (`pick`
+/// reads the text of one): `if cfg!(feature = "a") { … } else { … }`,
+/// feature by feature.
+fn picked(variants: &[Variant], features: &[String], on: &mut Vec<String>, pick: &dyn Fn(&Variant) -> TokenStream) -> TokenStream {
+    let Some((first, rest)) = features.split_first() else {
+        let chosen = variants.iter().find(|v| v.on == *on).expect("a variant for every combination");
+        return pick(chosen);
+    };
+    on.push(first.clone());
+    on.sort();
+    let with = picked(variants, rest, on, pick);
+    on.retain(|f| f != first);
+    let without = picked(variants, rest, on, pick);
+    let feature = lit(first);
+    quote! { if cfg!(feature = #feature) { #with } else { #without } }
+}
+
+fn module_file_with(module: &ModuleSpec, facade: &str, catalog: &str, variants: &[Variant], abbrev: &Abbrev) -> String {
     let caps: Vec<TokenStream> = module.capabilities.iter().map(|c| capability(module, c, abbrev)).collect();
-    let spec_refs: Vec<Ident> = module.capabilities.iter().map(|c| ident(&c.name)).collect();
+    let spec_refs: Vec<TokenStream> = module
+        .capabilities
+        .iter()
+        .map(|c| {
+            let id = ident(&c.name);
+            let gate = feature_gate(c);
+            quote! { #gate #id::SPEC }
+        })
+        .collect();
     let name = lit(&module.name);
     let description = lit(&module.description);
-    let facade = abbrev.const_literal(facade);
-    let catalog = abbrev.const_literal(catalog);
+    let (facade, catalog) = match variants.last() {
+        // Every feature on is the last combination.
+        Some(all) => {
+            let features = all.on.clone();
+            (picked(variants, &features, &mut Vec::new(), &|v| abbrev.const_literal(&v.facade)), picked(variants, &features, &mut Vec::new(), &|v| abbrev.const_literal(&v.section)))
+        }
+        None => (abbrev.const_literal(facade), abbrev.const_literal(catalog)),
+    };
     let module_doc = lit(&format!(" The `{}` capability module: {}", module.name, module.description.trim()));
     let tokens = quote! {
         #![doc = #module_doc]
@@ -457,7 +437,7 @@ fn module_file_with(module: &ModuleSpec, facade: &str, catalog: &str, abbrev: &A
         /// The module's name.
         pub const NAME: &str = #name;
         /// Every capability spec of the module, sorted by name.
-        pub const SPECS: &[::capspec::Spec] = &[#(#spec_refs::SPEC),*];
+        pub const SPECS: &[::capspec::Spec] = &[#(#spec_refs),*];
         /// The guest facade (ES module source) for this module.
         pub const FACADE: &str = #facade;
         /// This module's section of the prompt catalog.
@@ -522,31 +502,10 @@ mod tests {
         for module in &modules {
             for n in (0..120).step_by(7) {
                 let (facade, catalog) = ("f".repeat(n), format!("c\"{}", "→".repeat(n)));
-                let plain = module_file_with(module, &facade, &catalog, &Abbrev::new(false));
-                assert_eq!(module_file(module, &facade, &catalog), plain, "{} at {n}", module.name);
+                let plain = module_file_with(module, &facade, &catalog, &[], &Abbrev::new(false));
+                assert_eq!(module_file(module, &facade, &catalog, &[]), plain, "{} at {n}", module.name);
             }
         }
     }
 
-    #[test]
-    fn field_names_for_awkward_keys() {
-        assert_eq!(field_name("maxResults"), "max_results");
-        assert_eq!(field_name("content-type"), "content_type");
-        assert_eq!(field_name("3d"), "_3d");
-        assert_eq!(field_name("type"), "type_");
-        assert_eq!(field_name("self"), "self_");
-        assert_eq!(field_name("Self"), "self_");
-        assert_eq!(field_name("*/"), "field");
-        assert_eq!(field_name("ünï"), "u00fcnu00ef");
-    }
-
-    #[test]
-    fn variant_names_for_awkward_values() {
-        assert_eq!(variant_name("16:9"), "V16_9");
-        assert_eq!(variant_name(""), "Empty");
-        assert_eq!(variant_name("a\"b"), "AB");
-        assert_eq!(variant_name("g h"), "GH");
-        assert_eq!(variant_name("read_only"), "ReadOnly");
-        assert_eq!(variant_name("Self"), "Self_");
-    }
 }

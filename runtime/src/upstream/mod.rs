@@ -15,6 +15,7 @@
 #[cfg(feature = "oauth")]
 pub mod authorize;
 mod child;
+mod loopback;
 mod mount;
 pub mod oauth;
 #[cfg(feature = "oauth")]

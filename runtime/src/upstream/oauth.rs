@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rmcp::transport::auth::{AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore, StoredCredentials};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
 
 /// How an `auth = "oauth"` server's client is identified, and where its
@@ -360,8 +360,8 @@ pub async fn login(url: &str, oauth: &OAuth, wait: Duration, mut visit: impl FnM
     visit(session.get_authorization_url());
     let exchanged = tokio::time::timeout(wait, async {
         loop {
-            let Some((mut socket, query)) = callback(&listener).await else { continue };
-            let result = match refusal(&query) {
+            let Some((mut socket, query)) = super::loopback::callback(&listener).await else { continue };
+            let result = match super::loopback::refusal(&query) {
                 // The authorization server's own refusal (RFC 6749 §4.1.2.1), in its words.
                 Some(why) => Err(AuthError::AuthorizationFailed(why)),
                 None => session.handle_callback_url(&format!("{redirect}?{query}")).await,
@@ -542,41 +542,6 @@ async fn challenge(url: &str) -> Result<Option<String>, String> {
         return Err(format!("`{url}` answered {} to a request without a token, not 401: it does not ask for OAuth", response.status()));
     }
     Ok(response.headers().get(reqwest::header::WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_string))
-}
-
-/// The next request on the loopback listener: `GET /callback?QUERY` gives
-/// the socket (to answer) and the query; anything else is answered 404.
-async fn callback(listener: &tokio::net::TcpListener) -> Option<(tokio::net::TcpStream, String)> {
-    let (mut socket, _) = listener.accept().await.ok()?;
-    let mut head = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
-        let n = socket.read(&mut buf).await.ok()?;
-        if n == 0 {
-            break;
-        }
-        head.extend_from_slice(&buf[..n]);
-    }
-    let line = String::from_utf8_lossy(&head).lines().next().unwrap_or_default().to_string();
-    let target = line.strip_prefix("GET ").and_then(|rest| rest.split(' ').next()).unwrap_or_default();
-    match target.strip_prefix("/callback?") {
-        Some(query) => Some((socket, query.to_string())),
-        None => {
-            let _ = socket.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").await;
-            None
-        }
-    }
-}
-
-/// `error` and `error_description` of a redirect that carries no code.
-fn refusal(query: &str) -> Option<String> {
-    let url = reqwest::Url::parse(&format!("http://127.0.0.1/callback?{query}")).ok()?;
-    let field = |name: &str| url.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned());
-    let error = field("error")?;
-    Some(match field("error_description") {
-        Some(description) => format!("the authorization server refused: {error} ({description})"),
-        None => format!("the authorization server refused: {error}"),
-    })
 }
 
 /// Every stored log-in (`auth status`), in file order.

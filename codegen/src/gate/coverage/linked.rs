@@ -14,43 +14,63 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::cfg::{self, Cfg};
-use super::site::{ImplSite, LeftOut};
+use super::site::{Build, ImplSite, LeftOut};
 
-/// Decide `linked` (and, where a `cfg` is why not, `left_out`) for every
-/// site still `linked`, under each of the feature `sets`.
+/// Decide, for every site, whether each of the feature `sets`' builds
+/// compiles it (`builds`), `linked` (every one does) and `left_out` (the
+/// first `cfg` that leaves it out of one).
 pub(super) fn link(root: &Path, sites: &mut [ImplSite], sets: &[Vec<String>]) {
     let mut trees: BTreeMap<(PathBuf, usize), BTreeMap<PathBuf, Option<LeftOut>>> = BTreeMap::new();
-    for site in sites.iter_mut().filter(|s| s.linked) {
+    for site in sites.iter_mut() {
         let path = root.join(&site.file);
         let package = package_of(root, &path);
-        for (i, set) in sets.iter().enumerate() {
-            let features = match &package {
-                Some(dir) => cfg::active_features(dir, set),
-                None => set.iter().cloned().collect(),
-            };
-            let label = set_label(sets, set);
-            let reach = match &package {
-                Some(dir) => {
-                    let tree = trees.entry((dir.clone(), i)).or_insert_with(|| reachable(root, dir, &features, &label));
-                    let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
-                    match tree.get(&canonical) {
-                        None => {
-                            site.linked = false;
-                            break;
+        site.builds = sets
+            .iter()
+            .enumerate()
+            .map(|(i, set)| {
+                let features = match &package {
+                    Some(dir) => cfg::active_features(dir, set),
+                    None => set.iter().cloned().collect(),
+                };
+                let label = set_label(sets, set);
+                let reach = match &package {
+                    Some(dir) => {
+                        let tree = trees.entry((dir.clone(), i)).or_insert_with(|| reachable(root, dir, &features, &label));
+                        let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
+                        match tree.get(&canonical) {
+                            None => return Build::Unreached,
+                            Some(left_out) => left_out.clone(),
                         }
-                        Some(left_out) => left_out.clone(),
                     }
+                    None => None,
+                };
+                match reach.or_else(|| cfg::leaves_out(&site.cfgs, &features).map(|c| left_out(&site.file, c, &label))) {
+                    Some(why) => Build::LeftOut(why),
+                    None => Build::Linked,
                 }
-                None => None,
-            };
-            let why = reach.or_else(|| cfg::leaves_out(&site.cfgs, &features).map(|c| left_out(&site.file, c, &label)));
-            if let Some(why) = why {
-                site.linked = false;
-                site.left_out = Some(why);
-                break;
-            }
-        }
+            })
+            .collect();
+        site.linked = site.builds.iter().all(|b| *b == Build::Linked);
+        site.left_out = site.builds.iter().find_map(|b| match b {
+            Build::LeftOut(why) => Some(why.clone()),
+            _ => None,
+        });
     }
+}
+
+/// The features on in each of `sets`' builds of the package that holds
+/// `dir` (the generated bindings' directory), and the features it declares
+/// (`None`: no package, or no `[features]` table to read).
+pub(super) fn binding_features(root: &Path, dir: &Path, sets: &[Vec<String>]) -> (Vec<std::collections::BTreeSet<String>>, Option<std::collections::BTreeSet<String>>) {
+    let package = package_of(root, &dir.join("mod.rs"));
+    let active = sets
+        .iter()
+        .map(|set| match &package {
+            Some(p) => cfg::active_features(p, set),
+            None => set.iter().cloned().collect(),
+        })
+        .collect();
+    (active, package.and_then(|p| cfg::declared_features(&p)))
 }
 
 /// How a finding names a feature set: "its default features" when `check`

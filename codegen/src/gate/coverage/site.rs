@@ -29,6 +29,18 @@ pub struct ImplSite {
     pub cfgs: Vec<super::cfg::Cfg>,
     /// The `#[cfg(…)]` that leaves it out, when one does.
     pub left_out: Option<LeftOut>,
+    /// Whether each `[check] features` set's build compiles it, in order.
+    pub builds: Vec<Build>,
+}
+
+/// Whether one build compiles an impl.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Build {
+    Linked,
+    /// No `mod` item reaches its file from a crate root.
+    Unreached,
+    /// A `#[cfg(…)]` leaves it out.
+    LeftOut(LeftOut),
 }
 
 /// A `#[cfg(…)]` that leaves an impl out of its crate's build.
@@ -83,4 +95,9 @@ pub struct Scan {
     pub findings: Vec<Finding>,
     /// Texts of the scanned source files, for rendering findings.
     pub sources: Vec<(String, String)>,
+    /// The features on in each `[check] features` set's build of the
+    /// package that compiles the generated bindings, in order.
+    pub binding_features: Vec<std::collections::BTreeSet<String>>,
+    /// The features that package declares (`None`: none could be read).
+    pub declared_features: Option<std::collections::BTreeSet<String>>,
 }
