@@ -629,3 +629,60 @@ fn both_front_ends_write_the_same_bytes_whether_or_not_the_project_keeps_json_ke
         assert!(now == written, "{build}: the files changed");
     }
 }
+
+/// A capability behind a cargo feature (DESIGN §2), as a project migrating
+/// feature-gated tools writes it: the spec names the feature, the impl sits
+/// behind the same `cfg`. Both builds compile; each mounts, lists and
+/// catalogs exactly what it has; `check` holds the project to both.
+#[test]
+fn a_feature_gated_capability_compiles_mounts_and_checks_in_each_build() {
+    let tmp = TempDir::new("init-feature");
+    let project = new_project(tmp.path(), "vector_host");
+    let out = init(&project, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let manifest = project.join("Cargo.toml");
+    std::fs::write(&manifest, format!("{}\n[features]\nvector = []\n", std::fs::read_to_string(&manifest).unwrap())).unwrap();
+    let config = std::fs::read_to_string(project.join("capspec.toml")).unwrap();
+    std::fs::write(project.join("capspec.toml"), format!("{config}\n[check]\nfeatures = [[], [\"vector\"]]\n")).unwrap();
+    std::fs::write(
+        project.join("specs/search.yaml"),
+        "module: search\ndescription: Search the notes.\ncapabilities:\n  - { name: by_text, category: read, description: Find notes containing a text. }\n  - { name: by_meaning, category: read, feature: vector, description: Find notes by meaning. }\n",
+    )
+    .unwrap();
+    std::fs::write(project.join("src/capabilities/mod.rs"), "pub mod example;\npub mod search;\n#[cfg(feature = \"vector\")]\npub mod vector;\n").unwrap();
+    std::fs::write(
+        project.join("src/capabilities/search.rs"),
+        "use capspec::{CapResult, Run, capability};\n\nuse crate::generated::search;\n\n#[capability(search::by_text)]\nasync fn by_text(_run: &Run, _args: search::by_text::Args) -> CapResult<String> {\n    Ok(\"text\".into())\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("src/capabilities/vector.rs"),
+        "use capspec::{CapResult, Run, capability};\n\nuse crate::generated::search;\n\n#[capability(search::by_meaning)]\nasync fn by_meaning(_run: &Run, _args: search::by_meaning::Args) -> CapResult<String> {\n    Ok(\"meaning\".into())\n}\n",
+    )
+    .unwrap();
+    // What each build has: the registry, the module's catalog section, and a call.
+    std::fs::write(
+        project.join("tests/builds.rs"),
+        "#[test]\nfn each_build_has_what_its_features_give() {\n    let registry = capspec::Registry::new(vector_host::generated::MODULES).unwrap();\n    let mounted = registry.mount_all();\n    let run = capspec::Run::new(capspec::Gate::headless(capspec::Mode::Default, \"builds test\"));\n    let by_text = capspec::testing::block_on(mounted.invoke_json(&run, r#\"{\"name\": \"search.by_text\", \"arguments\": {}}\"#));\n    assert_eq!(by_text, r#\"{\"result\":\"text\"}\"#);\n    let by_meaning = capspec::testing::block_on(mounted.invoke_json(&run, r#\"{\"name\": \"search.by_meaning\", \"arguments\": {}}\"#));\n    let catalog = vector_host::generated::search::CATALOG;\n    if cfg!(feature = \"vector\") {\n        assert_eq!(by_meaning, r#\"{\"result\":\"meaning\"}\"#);\n        assert!(catalog.contains(\"by_meaning\"), \"{catalog}\");\n    } else {\n        assert!(by_meaning.contains(\"unknown_capability\"), \"{by_meaning}\");\n        assert!(!catalog.contains(\"by_meaning\") && catalog.contains(\"by_text\"), \"{catalog}\");\n        assert!(!vector_host::generated::search::FACADE.contains(\"by_meaning\"));\n    }\n}\n",
+    )
+    .unwrap();
+    let sync = run(&project, &cargo(), &["xtask", "sync"]);
+    assert_eq!(sync.status.code(), Some(0), "{}", text(&sync));
+    for features in [&[][..], &["--features", "vector"]] {
+        let mut args = vec!["test", "--workspace"];
+        args.extend(features);
+        let test = run(&project, &cargo(), &args);
+        assert!(test.status.success(), "{features:?}: {}", text(&test));
+        assert!(text(&test).contains("each_build_has_what_its_features_give ... ok"), "{}", text(&test));
+    }
+    // Both builds' calls in one record: the gate holds both and passes.
+    let test = run(&project, &cargo(), &["test", "--workspace", "--all-features"]);
+    assert!(test.status.success(), "{}", text(&test));
+    let check = run(&project, &cargo(), &["xtask", "check"]);
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+    // The feature's impl left out of its build: unimplemented there, at its `cfg`.
+    std::fs::write(project.join("src/capabilities/mod.rs"), "pub mod example;\npub mod search;\n#[cfg(all(feature = \"vector\", feature = \"gpu\"))]\npub mod vector;\n").unwrap();
+    let check = run(&project, &cargo(), &["xtask", "check"]);
+    assert_eq!(check.status.code(), Some(1), "{}", text(&check));
+    assert!(String::from_utf8_lossy(&check.stdout).contains("error[coverage/unimplemented]: `search.by_meaning` has no implementation its crate compiles with features `vector` on top of its default ones"), "{}", text(&check));
+}
