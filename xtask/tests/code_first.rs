@@ -131,6 +131,9 @@ async fn clear_board(_run: &Run, _args: ClearBoard) -> CapResult<Cleared> {
     // … after which the crate builds, and the derived spec joins.
     let second = p.xtask(&["sync"]);
     assert_eq!(second.status.code(), Some(0), "{}", text(&second));
+    // The build the export starts shows cargo's progress as it goes.
+    let progress = String::from_utf8_lossy(&second.stderr);
+    assert!(progress.contains("Compiling pinboard") && progress.contains("Finished `test` profile"), "{progress}");
     let catalog = p.read("catalog/board.md");
     assert!(catalog.contains("- write `pin_note({text /* What the pin says. */}) → string`: Pin a note to the board."), "{catalog}");
     assert!(p.read("specs/categories.snap").contains("board.pin_note write"));

@@ -128,12 +128,15 @@ fn is_set_by_cargo_run(name: &str) -> bool {
 }
 
 /// `cargo test --workspace --no-run`: each package's library test binary
-/// and directory, by package name; `None` when the build failed.
+/// and directory, by package name; `None` when the build failed. Cargo's
+/// progress and diagnostics go to this process's stderr as they come (a
+/// first build of a project takes minutes, and says so line by line);
+/// stdout carries its JSON messages, read here.
 fn workspace_test_binaries(root: &Path, cargo: &std::ffi::OsStr) -> Option<std::collections::BTreeMap<String, (PathBuf, PathBuf)>> {
     let out = cargo_command(cargo)
         .current_dir(root)
-        .args(["test", "--workspace", "--no-run", "--quiet", "--color", "never", "--message-format", "json-render-diagnostics"])
-        .stderr(std::process::Stdio::null())
+        .args(["test", "--workspace", "--no-run", "--message-format", "json-render-diagnostics"])
+        .stderr(std::process::Stdio::inherit())
         .output()
         .ok()?;
     if !out.status.success() {
