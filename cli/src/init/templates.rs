@@ -114,7 +114,7 @@ pub(super) const FRESHNESS_TEST: &str = r#"//! `cargo test` fails when a generat
 //! `cargo xtask sync` and commit the result.
 
 #[test]
-pub(super) fn generated_files_are_fresh() {
+fn generated_files_are_fresh() {
     capspec_codegen::assert_fresh(env!("CARGO_MANIFEST_DIR"));
 }
 "#;
@@ -131,7 +131,7 @@ publish = false
 
 pub(super) const XTASK_MAIN: &str = r#"//! `cargo xtask`: the capspec command line (sync, check, scaffold, coverage, import).
 
-pub(super) fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
     capspec_cli::main()
 }
 "#;
