@@ -45,6 +45,7 @@ mod finding;
 mod gate;
 pub mod import;
 pub mod load;
+mod lint;
 pub mod model;
 mod parallel;
 mod provider;

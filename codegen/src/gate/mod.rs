@@ -6,19 +6,16 @@
 //! impl and which a test ran), `breaking` and `contract` (`--base`),
 //! `policy` and `policy_tests` (`policy/*`), and `upstream`
 //! (`upstream/*`, from `check --upstream`); `suppress` applies the
-//! `[[allow]]` entries, and `report` prints what is left.
-//!
-//! `lint` (`lint/*`) is the one family the loaders run, on every located
-//! text they read: it imports only the crate's foundation (the model, the
-//! located tree, findings and the rule table), so the loaders below this
-//! folder may call it. Nothing else here is imported from below.
+//! `[[allow]]` entries, and `report` prints what is left. The `lint/*`
+//! family is not here: the loaders run it on every located text they read,
+//! so it lives in the foundation below them (`crate::lint`). Nothing here
+//! is imported from below.
 
 pub(crate) mod breaking;
 pub mod check;
 pub(crate) mod contract;
 pub(crate) mod coverage;
 pub(crate) mod drift;
-pub(crate) mod lint;
 pub(crate) mod policy;
 #[cfg(feature = "policy")]
 pub(crate) mod policy_tests;

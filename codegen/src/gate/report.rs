@@ -181,7 +181,7 @@ pub fn human(report: &Report) -> String {
             // Invisible and reordering characters are shown escaped, so the
             // snippet shows what the file holds and the terminal cannot
             // hide or reorder it; the caret follows the escapes.
-            let shown: Vec<String> = text.chars().map(super::lint::shown).collect();
+            let shown: Vec<String> = text.chars().map(crate::lint::shown).collect();
             let prefix: String = shown.iter().take(col - 1).map(|s| if s == "\t" { "\t".to_string() } else { " ".repeat(s.chars().count()) }).collect();
             let token = token_width(text.chars().skip(col - 1));
             let width = shown.iter().skip(col - 1).take(token).map(|s| s.chars().count()).sum::<usize>().max(1);

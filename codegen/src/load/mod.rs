@@ -83,7 +83,7 @@ pub(crate) fn load_files_with(files: Vec<SpecFile>, code_first: Vec<CodeFirstEnt
         if let Some(text) = text {
             loaded.sources.insert(&origin.file, text);
         }
-        crate::gate::lint::capability_tree(&origin.file, &node, &mut loaded.findings);
+        crate::lint::capability_tree(&origin.file, &node, &mut loaded.findings);
         let mut decoder = Decoder { file: &origin.file, findings: &mut loaded.findings, names: &mut names, code_first: true, upstream: false };
         if let Some(problem) = name_problem(&module) {
             decoder.error(rule::SPEC_INVALID_NAME, node.pos, format!("invalid module name in #[capability(module = …)]: {problem}"));
@@ -124,7 +124,7 @@ pub(crate) fn load_files_with(files: Vec<SpecFile>, code_first: Vec<CodeFirstEnt
         module.capabilities.sort_by(|a, b| a.name.cmp(&b.name));
     }
     wire_names(&mut loaded);
-    loaded.findings.extend(crate::gate::lint::shadowing(&loaded.set));
+    loaded.findings.extend(crate::lint::shadowing(&loaded.set));
     Finding::sort(&mut loaded.findings);
     loaded
 }

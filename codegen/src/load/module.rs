@@ -39,7 +39,7 @@ pub(super) fn load_one(file: SpecFile) -> FileResult {
     let mut decoder = Decoder { file: &path, findings: &mut result.findings, names: &mut result.names, code_first: false, upstream: false };
     result.module = match yaml::parse(&text) {
         Ok(node) => {
-            crate::gate::lint::tree(&path, &node, None, decoder.findings);
+            crate::lint::tree(&path, &node, None, decoder.findings);
             decoder.module(&node)
         }
         Err(err) => {
