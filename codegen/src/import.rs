@@ -322,7 +322,7 @@ impl Imported {
 
 /// The spec file: YAML whose scalars are JSON (JSON is YAML 1.2), so every
 /// string is escaped by a JSON encoder, never by hand; schemas in block
-/// style, one key per line ([`block`]).
+/// style, one key per line (`write.rs`).
 /// For an upstream module: the tool's name where the capability's differs,
 /// its pin, and the project's decisions from `keep` (else `deferred` when
 /// the server lists more than [`DEFER_ABOVE`] tools).

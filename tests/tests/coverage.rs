@@ -153,28 +153,28 @@ fn an_impl_a_cfg_leaves_out_of_the_build_implements_nothing() {
 
     // A feature the default build lacks, then has.
     dir.write("src/capabilities/mod.rs", "#[cfg(feature = \"graph\")]\npub mod memory;\npub mod notes;\n");
-    dir.write("Cargo.toml", &format!("{manifest}\n[features]\ngraph = []\n"));
+    dir.write("Cargo.toml", format!("{manifest}\n[features]\ngraph = []\n"));
     assert_eq!(names(&unimplemented(&dir)), ["memory.create_entities", "memory.read_graph"]);
-    dir.write("Cargo.toml", &format!("{manifest}\n[features]\ndefault = [\"full\"]\nfull = [\"graph\", \"dep:serde\"]\ngraph = []\n"));
+    dir.write("Cargo.toml", format!("{manifest}\n[features]\ndefault = [\"full\"]\nfull = [\"graph\", \"dep:serde\"]\ngraph = []\n"));
     assert_eq!(unimplemented(&dir), []);
     // `check` holds the project to a build without the defaults' `graph` too.
-    dir.write("Cargo.toml", &format!("{manifest}\n[features]\ngraph = []\n"));
-    dir.write("capspec.toml", &format!("{config}\n[check]\nfeatures = [[\"graph\"], []]\n"));
+    dir.write("Cargo.toml", format!("{manifest}\n[features]\ngraph = []\n"));
+    dir.write("capspec.toml", format!("{config}\n[check]\nfeatures = [[\"graph\"], []]\n"));
     let found = unimplemented(&dir);
     assert_eq!(names(&found), ["memory.create_entities", "memory.read_graph"], "{found:#?}");
     assert!(found[0].3.contains("with its default features (`[check] features` set `[]`)"), "{}", found[0].3);
-    dir.write("capspec.toml", &format!("{config}\n[check]\nfeatures = [[\"graph\"]]\n"));
+    dir.write("capspec.toml", format!("{config}\n[check]\nfeatures = [[\"graph\"]]\n"));
     assert_eq!(unimplemented(&dir), []);
     dir.write("capspec.toml", &config);
 
     // On an inline module and on the fn itself; `unix` is left to the build.
     dir.write("src/capabilities/mod.rs", "pub mod memory;\npub mod notes;\n");
-    dir.write("src/capabilities/memory.rs", &memory.replacen("#[capability(memory::read_graph)]", "#[cfg(all(unix, feature = \"off\"))]\n#[capability(memory::read_graph)]", 1).replacen("#[capability(memory::create_entities)]", "#[cfg(unix)]\n#[capability(memory::create_entities)]", 1));
+    dir.write("src/capabilities/memory.rs", memory.replacen("#[capability(memory::read_graph)]", "#[cfg(all(unix, feature = \"off\"))]\n#[capability(memory::read_graph)]", 1).replacen("#[capability(memory::create_entities)]", "#[cfg(unix)]\n#[capability(memory::create_entities)]", 1));
     let found = unimplemented(&dir);
     assert_eq!(names(&found), ["memory.read_graph"], "{found:#?}");
     assert_eq!((found[0].1.as_str(), found[0].2), ("src/capabilities/memory.rs", 10), "{found:#?}");
     assert!(found[0].3.contains("left out by `#[cfg(all(unix, feature = \"off\"))]` here"), "{}", found[0].3);
-    dir.write("src/capabilities/memory.rs", &format!("#[cfg(test)]\nmod only_in_tests {{\n    use super::*;\n{memory}}}\n").replace("use crate::generated::memory;\n", "").replacen("use capspec", "use crate::generated::memory;\nuse capspec", 1));
+    dir.write("src/capabilities/memory.rs", format!("#[cfg(test)]\nmod only_in_tests {{\n    use super::*;\n{memory}}}\n").replace("use crate::generated::memory;\n", "").replacen("use capspec", "use crate::generated::memory;\nuse capspec", 1));
     let found = unimplemented(&dir);
     assert_eq!(names(&found), ["memory.create_entities", "memory.read_graph"], "{found:#?}");
     assert_eq!((found[0].1.as_str(), found[0].2), ("src/capabilities/memory.rs", 1), "{found:#?}");
@@ -193,7 +193,7 @@ fn a_capability_behind_a_feature_is_held_implemented_where_the_feature_is_on() {
     let config = dir.read("capspec.toml");
     let spec = dir.read("specs/memory.yaml").replace("description: Create entities in the graph. }", "description: Create entities in the graph., feature: graph }").replace("description: Read the whole graph. }", "description: Read the whole graph., feature: graph }");
     dir.write("specs/memory.yaml", &spec);
-    dir.write("Cargo.toml", &format!("{manifest}\n[features]\ngraph = []\n"));
+    dir.write("Cargo.toml", format!("{manifest}\n[features]\ngraph = []\n"));
     dir.write("src/capabilities/mod.rs", "#[cfg(feature = \"graph\")]\npub mod memory;\npub mod notes;\n");
     capspec_codegen::sync(dir.path()).unwrap();
     let generated = dir.read("src/generated/memory.rs");
@@ -208,7 +208,7 @@ fn a_capability_behind_a_feature_is_held_implemented_where_the_feature_is_on() {
     assert_eq!(said.iter().map(|f| (f.0.as_str(), f.1.as_str())).collect::<Vec<_>>(), [("spec/invalid-value", "memory.create_entities"), ("spec/invalid-value", "memory.read_graph")], "{said:#?}");
     assert!(said[0].2.contains("which no build `check` holds the project to turns on"), "{}", said[0].2);
     // Both builds: implemented where the feature is on, behind the same cfg.
-    dir.write("capspec.toml", &format!("{config}\n[check]\nfeatures = [[], [\"graph\"]]\n"));
+    dir.write("capspec.toml", format!("{config}\n[check]\nfeatures = [[], [\"graph\"]]\n"));
     assert_eq!(found(&dir), []);
     // An impl the feature's build leaves out is missing there, by name.
     dir.write("src/capabilities/mod.rs", "#[cfg(all(feature = \"graph\", feature = \"off\"))]\npub mod memory;\npub mod notes;\n");
@@ -217,7 +217,7 @@ fn a_capability_behind_a_feature_is_held_implemented_where_the_feature_is_on() {
     assert!(said[0].2.contains("with features `graph` on top of its default ones"), "{}", said[0].2);
     // A feature the package does not declare.
     dir.write("src/capabilities/mod.rs", "#[cfg(feature = \"graph\")]\npub mod memory;\npub mod notes;\n");
-    dir.write("Cargo.toml", &format!("{manifest}\n[features]\ngrpah = []\n"));
+    dir.write("Cargo.toml", format!("{manifest}\n[features]\ngrpah = []\n"));
     let said = found(&dir);
     assert!(said.iter().any(|f| f.0 == "spec/invalid-value" && f.2.contains("which the package of the generated bindings does not declare")), "{said:#?}");
 }
