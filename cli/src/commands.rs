@@ -52,7 +52,8 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                         return 2;
                     }
                     let sources = imported.written_to(&module, &target.to_string_lossy());
-                    let report = report::Report { findings: std::mem::take(&mut imported.findings), sources };
+                    let mut report = report::Report { findings: std::mem::take(&mut imported.findings), sources };
+                    name_the_command(&mut report.findings, bin_name);
                     if !report.findings.is_empty() {
                         print!("{}", report::render(&report, Format::Human));
                     }
@@ -83,7 +84,8 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
             }
             match capspec_codegen::sync_with(&root, input.as_ref()) {
                 Ok(outcome) if !outcome.findings.is_empty() => {
-                    let report = report::Report { findings: outcome.findings, sources: outcome.sources };
+                    let mut report = report::Report { findings: outcome.findings, sources: outcome.sources };
+                    name_the_command(&mut report.findings, bin_name);
                     print!("{}", report::render(&report, Format::Human));
                     eprintln!("sync: the specs have errors; nothing was written");
                     1
@@ -165,7 +167,8 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
             };
             match capspec_codegen::scaffold::scaffold(&root) {
                 Ok(outcome) if !outcome.findings.is_empty() => {
-                    let report = report::Report { findings: outcome.findings, sources: outcome.sources };
+                    let mut report = report::Report { findings: outcome.findings, sources: outcome.sources };
+                    name_the_command(&mut report.findings, bin_name);
                     print!("{}", report::render(&report, Format::Human));
                     eprintln!("scaffold: the specs have errors; nothing was written");
                     1
@@ -249,7 +252,8 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                 if coverage.findings.is_empty() {
                     0
                 } else {
-                    let report = report::Report { findings: coverage.findings, sources: coverage.sources };
+                    let mut report = report::Report { findings: coverage.findings, sources: coverage.sources };
+                    name_the_command(&mut report.findings, bin_name);
                     eprint!("{}", report::render(&report, Format::Human));
                     eprintln!("coverage: the specs or config have errors; the table leaves out what they hide");
                     1
@@ -285,6 +289,7 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
             let options = capspec_codegen::CheckOptions { base, code_first, export_failures, upstream, without_test_record: false };
             match capspec_codegen::check_with(&root, &options) {
                 Ok(mut report) => {
+                    name_the_command(&mut report.findings, bin_name);
                     // GitHub annotations and code scanning resolve paths from the
                     // repository root, where CI runs: a root below the current
                     // directory (a workspace member's project) is named in them.
@@ -311,5 +316,17 @@ pub(crate) fn run(args: Vec<std::ffi::OsString>, bin_name: &'static str) -> u8 {
                 }
             }
         }
+    }
+}
+
+/// A finding's advice names `cargo xtask …` (the command `init` sets up);
+/// run as another command (`cargo capspec`, or an xtask's `capspec`
+/// subcommand), it names that one instead, which exists: it is running.
+fn name_the_command(findings: &mut [capspec_codegen::Finding], bin_name: &str) {
+    if bin_name == "cargo xtask" {
+        return;
+    }
+    for finding in findings {
+        finding.message = finding.message.replace("`cargo xtask ", &format!("`{bin_name} "));
     }
 }

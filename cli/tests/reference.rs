@@ -40,3 +40,16 @@ fn help_is_one_line_per_command_in_the_order_of_use_and_names_no_document_users_
         assert!(!cli.contains(doc), "a help text refers to `{doc}`, which users do not have");
     }
 }
+
+/// A finding's advice names a command that exists: run as `cargo capspec`
+/// (a project with no xtask yet, as the migration guide's first step), it
+/// says `cargo capspec sync`, not `cargo xtask sync`.
+#[test]
+fn findings_name_the_command_that_ran() {
+    let dir = capspec_testkit::TempDir::new("advice");
+    dir.write("capspec.toml", "specs = \"specs\"\n");
+    dir.write("specs/notes.yaml", "module: notes\ndescription: Notes.\ncapabilities:\n  - { name: list, category: read, description: List the notes. }\n");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-capspec")).args(["capspec", "check", "--root"]).arg(dir.path()).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("is missing; run `cargo capspec sync`") && !said.contains("cargo xtask"), "{said}");
+}
