@@ -16,35 +16,45 @@ use std::path::{Path, PathBuf};
 use super::cfg::{self, Cfg};
 use super::site::{Build, ImplSite, LeftOut};
 
+/// One package's build with one feature set: the features on, how a
+/// finding names the build, and what its module tree reaches.
+type OneBuild = (BTreeSet<String>, String, BTreeMap<PathBuf, Option<LeftOut>>);
+
 /// Decide, for every site, whether each of the feature `sets`' builds
 /// compiles it (`builds`), `linked` (every one does) and `left_out` (the
 /// first `cfg` that leaves it out of one).
 pub(super) fn link(root: &Path, sites: &mut [ImplSite], sets: &[Vec<String>]) {
-    let mut trees: BTreeMap<(PathBuf, usize), BTreeMap<PathBuf, Option<LeftOut>>> = BTreeMap::new();
+    // Read once per file (its package, its canonical path) and once per
+    // package and set (its features, its module tree), whatever the number
+    // of impls: a project at scale has thousands in a few files.
+    let mut files: BTreeMap<String, (Option<PathBuf>, PathBuf)> = BTreeMap::new();
+    let mut builds: BTreeMap<(Option<PathBuf>, usize), OneBuild> = BTreeMap::new();
     for site in sites.iter_mut() {
-        let path = root.join(&site.file);
-        let package = package_of(root, &path);
-        site.builds = sets
-            .iter()
-            .enumerate()
-            .map(|(i, set)| {
-                let features = match &package {
-                    Some(dir) => cfg::active_features(dir, set),
-                    None => set.iter().cloned().collect(),
-                };
-                let label = set_label(sets, set);
-                let reach = match &package {
-                    Some(dir) => {
-                        let tree = trees.entry((dir.clone(), i)).or_insert_with(|| reachable(root, dir, &features, &label));
-                        let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
-                        match tree.get(&canonical) {
-                            None => return Build::Unreached,
-                            Some(left_out) => left_out.clone(),
+        let (package, canonical) = files.entry(site.file.clone()).or_insert_with(|| {
+            let path = root.join(&site.file);
+            (package_of(root, &path), path.canonicalize().unwrap_or(path))
+        });
+        site.builds = (0..sets.len())
+            .map(|i| {
+                let (features, label, tree) = builds.entry((package.clone(), i)).or_insert_with(|| {
+                    let label = set_label(sets, &sets[i]);
+                    match package {
+                        Some(dir) => {
+                            let features = cfg::active_features(dir, &sets[i]);
+                            let tree = reachable(root, dir, &features, &label);
+                            (features, label, tree)
                         }
+                        None => (sets[i].iter().cloned().collect(), label, BTreeMap::new()),
                     }
+                });
+                let reach = match package {
+                    Some(_) => match tree.get(canonical.as_path()) {
+                        None => return Build::Unreached,
+                        Some(left_out) => left_out.clone(),
+                    },
                     None => None,
                 };
-                match reach.or_else(|| cfg::leaves_out(&site.cfgs, &features).map(|c| left_out(&site.file, c, &label))) {
+                match reach.or_else(|| cfg::leaves_out(&site.cfgs, features).map(|c| left_out(&site.file, c, label))) {
                     Some(why) => Build::LeftOut(why),
                     None => Build::Linked,
                 }
