@@ -589,7 +589,12 @@ fn both_front_ends_write_the_same_bytes_whether_or_not_the_project_keeps_json_ke
     std::fs::write(&manifest, &plain).unwrap();
     let config = std::fs::read_to_string(project.join("capspec.toml")).unwrap();
     std::fs::write(project.join("capspec.toml"), format!("{config}\n[code_first]\npackages = [\"notes_host\"]\n")).unwrap();
-    std::fs::write(project.join("specs/notes.yaml"), "module: notes\ndescription: The notes.\ncapabilities: []\n").unwrap();
+    // A spec's properties out of name order: artifacts list them as written.
+    std::fs::write(
+        project.join("specs/notes.yaml"),
+        "module: notes\ndescription: The notes.\ncapabilities:\n  - name: archive_note\n    category: write\n    description: Archive a note.\n    input:\n      type: object\n      properties:\n        title: {type: string}\n        body: {type: string}\n        after: {type: string}\n      required: [title]\n",
+    )
+    .unwrap();
     std::fs::write(project.join("src/capabilities/mod.rs"), "pub mod example;\npub mod notes;\n").unwrap();
     std::fs::write(
         project.join("src/capabilities/notes.rs"),
@@ -612,6 +617,10 @@ fn both_front_ends_write_the_same_bytes_whether_or_not_the_project_keeps_json_ke
     assert_eq!(first.status.code(), Some(0), "{}", text(&first));
     let record = std::fs::read_to_string(project.join("specs/code-first.json")).unwrap();
     assert!(record.contains("notes_host::capabilities::notes::SearchNotes"), "{record}");
+    let catalog = std::fs::read_to_string(project.join("catalog/capabilities.json")).unwrap();
+    let archive = &catalog[catalog.find("\"archive_note\"").unwrap()..];
+    let at = |name: &str| archive.find(&format!("\"{name}\": {{")).unwrap_or_else(|| panic!("{name} in {archive}"));
+    assert!(at("title") < at("body") && at("body") < at("after"), "properties as the spec declares them: {archive}");
     let mut written = tree(&project);
     // The manifest is edited below, and cargo writes the lock file.
     written.retain(|path, _| !path.starts_with("Cargo."));

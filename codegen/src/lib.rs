@@ -47,6 +47,7 @@ pub mod import;
 pub mod load;
 mod lint;
 pub mod model;
+pub mod ordered;
 mod parallel;
 mod provider;
 pub mod project;

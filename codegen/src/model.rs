@@ -4,6 +4,7 @@
 
 use serde_json::Value as Json;
 
+use crate::ordered::Ordered;
 use crate::yaml::Pos;
 
 /// The safety category of a capability, shared with the runtime.
@@ -383,7 +384,7 @@ pub struct Schema {
     /// The schema as written, when the fields above read it another way:
     /// `anyOf [T, {type: null}]` is read as T's keywords with `type: [T,
     /// "null"]` (so a binding is `Option<T>`), and served as written.
-    pub declared: Option<Json>,
+    pub declared: Option<Ordered>,
 }
 
 impl Schema {
@@ -444,64 +445,62 @@ impl Schema {
         self.required.iter().any(|r| r == property)
     }
 
-    /// The schema back as JSON, every object's keys sorted.
+    /// The schema back as JSON, every object's keys sorted (for hashing,
+    /// comparing and validating; artifacts are written from
+    /// [`Schema::to_ordered`]).
     pub fn to_json(&self) -> Json {
+        self.to_ordered().to_value()
+    }
+
+    /// The schema back as JSON in the order generated files use: its
+    /// properties as declared, every other object's keys sorted.
+    pub fn to_ordered(&self) -> Ordered {
         if let Some(declared) = &self.declared {
             return declared.clone();
         }
-        let mut map = serde_json::Map::new();
+        let mut map: Vec<(String, Ordered)> = Vec::new();
+        let mut put = |key: &str, value: Ordered| map.push((key.to_string(), value));
         for (key, value) in &self.annotations {
-            map.insert(key.clone(), value.clone());
+            put(key, Ordered::sorted(value));
         }
         if let Some(r) = &self.reference {
-            map.insert("$ref".into(), Json::String(format!("#/$defs/{r}")));
+            put("$ref", Ordered::Scalar(Json::String(format!("#/$defs/{r}"))));
         }
+        let string = |s: &str| Ordered::Scalar(Json::String(s.to_string()));
         match self.types.as_slice() {
             [] => {}
-            [one] => {
-                map.insert("type".into(), Json::String(one.as_str().into()));
-            }
-            many => {
-                map.insert("type".into(), Json::Array(many.iter().map(|t| Json::String(t.as_str().into())).collect()));
-            }
+            [one] => put("type", string(one.as_str())),
+            many => put("type", Ordered::Array(many.iter().map(|t| string(t.as_str())).collect())),
         }
         if let Some(d) = &self.description {
-            map.insert("description".into(), Json::String(d.clone()));
+            put("description", string(d));
         }
         if let Some(v) = &self.enum_values {
-            map.insert("enum".into(), Json::Array(v.clone()));
+            put("enum", Ordered::Array(v.iter().map(Ordered::sorted).collect()));
         }
         if let Some(v) = &self.const_value {
-            map.insert("const".into(), v.clone());
+            put("const", Ordered::sorted(v));
         }
         if let Some(v) = &self.default {
-            map.insert("default".into(), v.clone());
+            put("default", Ordered::sorted(v));
         }
         if !self.properties.is_empty() {
-            map.insert(
-                "properties".into(),
-                sorted(self.properties.iter().map(|(k, s)| (k.clone(), s.to_json()))),
-            );
+            put("properties", Ordered::Object(self.properties.iter().map(|(k, s)| (k.clone(), s.to_ordered())).collect()));
         }
         if !self.required.is_empty() {
-            map.insert("required".into(), Json::Array(self.required.iter().cloned().map(Json::String).collect()));
+            put("required", Ordered::Array(self.required.iter().map(|r| string(r)).collect()));
         }
         match &self.additional_properties {
             None => {}
-            Some(Additional::Allowed(b)) => {
-                map.insert("additionalProperties".into(), Json::Bool(*b));
-            }
-            Some(Additional::Schema(s)) => {
-                map.insert("additionalProperties".into(), s.to_json());
-            }
+            Some(Additional::Allowed(b)) => put("additionalProperties", Ordered::Scalar(Json::Bool(*b))),
+            Some(Additional::Schema(s)) => put("additionalProperties", s.to_ordered()),
         }
         if let Some(items) = &self.items {
-            map.insert("items".into(), items.to_json());
+            put("items", items.to_ordered());
         }
-        let numbers = [("minimum", &self.minimum), ("maximum", &self.maximum)];
-        for (key, value) in numbers {
+        for (key, value) in [("minimum", &self.minimum), ("maximum", &self.maximum)] {
             if let Some(n) = value {
-                map.insert(key.into(), Json::Number(n.clone()));
+                put(key, Ordered::Scalar(Json::Number(n.clone())));
             }
         }
         let counts = [
@@ -512,44 +511,34 @@ impl Schema {
         ];
         for (key, value) in counts {
             if let Some(n) = value {
-                map.insert(key.into(), Json::from(n));
+                put(key, Ordered::Scalar(Json::from(n)));
             }
         }
         if let Some(p) = &self.pattern {
-            map.insert("pattern".into(), Json::String(p.clone()));
+            put("pattern", string(p));
         }
         if let Some(f) = &self.format {
-            map.insert("format".into(), Json::String(f.clone()));
+            put("format", string(f));
         }
         if let Some(m) = &self.content_media_type {
-            map.insert("contentMediaType".into(), Json::String(m.clone()));
+            put("contentMediaType", string(m));
         }
         if self.base64 {
-            map.insert("contentEncoding".into(), Json::String("base64".into()));
+            put("contentEncoding", string("base64"));
         }
         for (key, variants) in [("oneOf", &self.one_of), ("anyOf", &self.any_of)] {
             if let Some(v) = variants {
-                map.insert(key.into(), Json::Array(v.iter().map(Schema::to_json).collect()));
+                put(key, Ordered::Array(v.iter().map(Schema::to_ordered).collect()));
             }
         }
         if !self.defs.is_empty() {
-            map.insert(
-                "$defs".into(),
-                sorted(self.defs.iter().map(|(k, s)| (k.clone(), s.to_json()))),
-            );
+            let mut defs: Vec<(String, Ordered)> = self.defs.iter().map(|(k, s)| (k.clone(), s.to_ordered())).collect();
+            defs.sort_by(|a, b| a.0.cmp(&b.0));
+            put("$defs", Ordered::Object(defs));
         }
-        map.sort_keys();
-        Json::Object(map)
+        map.sort_by(|a, b| a.0.cmp(&b.0));
+        Ordered::Object(map)
     }
-}
-
-/// An object of `entries`, its keys sorted in every build: serde_json's
-/// `preserve_order` (which any crate in a build may turn on) keeps
-/// insertion order, and generated files must not depend on it.
-fn sorted(entries: impl Iterator<Item = (String, Json)>) -> Json {
-    let mut map: serde_json::Map<String, Json> = entries.collect();
-    map.sort_keys();
-    Json::Object(map)
 }
 
 #[cfg(test)]

@@ -230,7 +230,7 @@ fn no_import_cycle_between_source_files() {
 /// module is placed by its longest listed prefix. No exception: `lint`,
 /// the one rule family the loaders run, is a foundation module.
 const CODEGEN_LAYERS: &[(&str, &[&str])] = &[
-    ("foundation", &["yaml", "model", "error", "finding", "rules", "source", "parallel", "explain", "lint"]),
+    ("foundation", &["yaml", "ordered", "model", "error", "finding", "rules", "source", "parallel", "explain", "lint"]),
     ("render", &["render"]),
     ("loaders", &["config", "load", "import", "code_first", "provider"]),
     ("project", &["project"]),

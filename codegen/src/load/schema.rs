@@ -4,6 +4,7 @@
 use serde_json::Value as Json;
 
 use crate::model::{Additional, JsonType, Schema};
+use crate::ordered::Ordered;
 use crate::rules as rule;
 use crate::yaml::{Key, Node, Pos, Value};
 use capspec_names::did_you_mean;
@@ -61,9 +62,7 @@ impl<'d> SchemaDecoder<'d> {
         };
         if let Some(folded) = fold_nullable(entries, node.pos) {
             let mut schema = self.schema(&folded, pointer, is_root)?;
-            let mut declared = node.to_json();
-            declared.sort_all_objects();
-            schema.declared = Some(declared);
+            schema.declared = Some(Ordered::schema_from_node(node));
             return Some(schema);
         }
         let mut schema = Schema::default();

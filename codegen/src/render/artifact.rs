@@ -2,6 +2,7 @@
 //! the generated marker, and the contract fingerprint.
 
 use crate::model::{CapabilitySpec, ModuleSpec};
+use crate::ordered::Ordered;
 
 use super::escape;
 
@@ -163,51 +164,54 @@ pub(crate) fn contract_fingerprint_with(module: &ModuleSpec, cap: &CapabilitySpe
     hasher.finish()
 }
 
-/// The input schema as JSON; a capability without `input` takes an empty,
-/// closed object.
+/// The input schema as JSON, keys sorted (for hashing and comparing); a
+/// capability without `input` takes an empty, closed object.
 pub fn input_schema_json(cap: &CapabilitySpec) -> serde_json::Value {
+    input_schema_ordered(cap).to_value()
+}
+
+/// The input schema as artifacts write it: properties as declared, every
+/// other object's keys sorted.
+pub fn input_schema_ordered(cap: &CapabilitySpec) -> Ordered {
     match &cap.input {
         Some(s) => {
-            let mut schema = s.to_json();
+            let mut schema = s.to_ordered();
             close_objects(&mut schema);
             schema
         }
-        // Written in key order: `json!` keeps it when serde_json's
-        // `preserve_order` is on.
-        None => serde_json::json!({"additionalProperties": false, "properties": {}, "type": "object"}),
+        None => Ordered::sorted(&serde_json::json!({"additionalProperties": false, "properties": {}, "type": "object"})),
     }
 }
 
 /// An advertised input schema says what `invoke` enforces: declared
 /// properties close an object (the validator refuses other keys), so every
 /// object schema with `properties` and no `additionalProperties` gains
-/// `additionalProperties: false`. Schema positions only: a property that
-/// happens to be named `properties` is not a schema keyword.
-fn close_objects(schema: &mut serde_json::Value) {
-    use serde_json::Value;
-    let Value::Object(map) = schema else { return };
-    if map.get("properties").is_some_and(Value::is_object) && !map.contains_key("additionalProperties") {
-        map.insert("additionalProperties".into(), Value::Bool(false));
-        // In key order, as the rest of the schema is written: the canonical
-        // form (and the fingerprint) must not depend on serde_json's
-        // `preserve_order`, which another dependency may turn on.
-        map.sort_keys();
+/// `additionalProperties: false`, in key order. Schema positions only: a
+/// property that happens to be named `properties` is not a schema keyword.
+fn close_objects(schema: &mut Ordered) {
+    let Ordered::Object(map) = schema else { return };
+    if schema_has_properties(map) {
+        Ordered::insert_sorted(map, "additionalProperties", Ordered::Scalar(serde_json::Value::Bool(false)));
     }
     for (key, value) in map.iter_mut() {
         match (key.as_str(), value) {
-            ("properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas", Value::Object(children)) => children.values_mut().for_each(close_objects),
-            ("items" | "additionalProperties" | "not" | "if" | "then" | "else" | "contains" | "propertyNames" | "unevaluatedProperties" | "unevaluatedItems", child @ Value::Object(_)) => close_objects(child),
-            ("items" | "prefixItems" | "anyOf" | "oneOf" | "allOf", Value::Array(children)) => children.iter_mut().for_each(close_objects),
+            ("properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas", Ordered::Object(children)) => children.iter_mut().for_each(|(_, child)| close_objects(child)),
+            ("items" | "additionalProperties" | "not" | "if" | "then" | "else" | "contains" | "propertyNames" | "unevaluatedProperties" | "unevaluatedItems", child @ Ordered::Object(_)) => close_objects(child),
+            ("items" | "prefixItems" | "anyOf" | "oneOf" | "allOf", Ordered::Array(children)) => children.iter_mut().for_each(close_objects),
             _ => {}
         }
     }
+}
+
+fn schema_has_properties(map: &[(String, Ordered)]) -> bool {
+    map.iter().any(|(k, v)| k == "properties" && matches!(v, Ordered::Object(_)))
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn closed_objects_are_advertised_closed() {
-        let mut schema = serde_json::json!({
+        let schema = serde_json::json!({
             "type": "object",
             "properties": {
                 "properties": {"type": "object", "properties": {"a": {"type": "string"}}},
@@ -217,7 +221,9 @@ mod tests {
             },
             "$defs": {"D": {"type": "object", "properties": {"d": {}}}}
         });
-        super::close_objects(&mut schema);
+        let mut ordered = crate::ordered::Ordered::sorted(&schema);
+        super::close_objects(&mut ordered);
+        let schema = ordered.to_value();
         assert_eq!(schema["additionalProperties"], false);
         assert_eq!(schema["properties"]["properties"]["additionalProperties"], false);
         assert!(schema["properties"]["properties"]["properties"].get("additionalProperties").is_none(), "a property named `properties` is not a schema");

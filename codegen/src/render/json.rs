@@ -2,10 +2,10 @@
 //! as its capabilities resource.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::model::{Annotations, META_CATEGORY, SpecSet};
-use super::artifact::{MARKER, Targets, contract_fingerprint_with, input_schema_json, marker_line};
+use crate::ordered::Ordered;
+use super::artifact::{MARKER, Targets, contract_fingerprint_with, input_schema_ordered, marker_line};
 
 /// MCP tool annotations: all four hints, always explicit (DESIGN §4).
 #[derive(Serialize)]
@@ -32,8 +32,8 @@ struct CapabilityEntry<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     title: Option<&'a str>,
     description: String,
-    input_schema: Value,
-    output_schema: Option<Value>,
+    input_schema: Ordered,
+    output_schema: Option<Ordered>,
     deferred: bool,
     deprecated: Option<&'a str>,
     /// The cargo feature it lives behind (DESIGN §2); absent when none.
@@ -66,10 +66,10 @@ pub fn capabilities(set: &SpecSet, targets: &Targets) -> String {
                 .capabilities
                 .iter()
                 .map(|cap| {
-                    let input_schema = input_schema_json(cap);
-                    let output_schema = cap.output.as_ref().map(|s| s.to_json());
+                    let input_schema = input_schema_ordered(cap);
+                    let output_schema = cap.output.as_ref().map(|s| s.to_ordered());
                     CapabilityEntry {
-                        fingerprint: contract_fingerprint_with(module, cap, &input_schema, output_schema.as_ref()),
+                        fingerprint: contract_fingerprint_with(module, cap, &input_schema.to_value(), output_schema.as_ref().map(Ordered::to_value).as_ref()),
                         name: &cap.name,
                         wire_name: &cap.wire_name,
                         module: &module.name,

@@ -50,7 +50,7 @@ pub fn runtime_module(module: &ModuleSpec, targets: &Targets) -> RuntimeModule {
         catalog: catalog::module_section(module, targets),
     }
 }
-pub use artifact::{Artifact, MARKER, Targets, contract_fingerprint, fingerprint, input_schema_json, is_generated, marker_line};
+pub use artifact::{Artifact, MARKER, Targets, contract_fingerprint, fingerprint, input_schema_json, input_schema_ordered, is_generated, marker_line};
 
 /// Generated files as they are on disk, by path: the module Rust files a
 /// render may reuse (see [`render_all_reusing`]). Read by the caller;

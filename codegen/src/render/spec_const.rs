@@ -11,7 +11,7 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
 use crate::model::{Annotations, Category, CapabilitySpec, ModuleSpec};
-use super::artifact::{contract_fingerprint, input_schema_json};
+use super::artifact::{contract_fingerprint, input_schema_ordered};
 use super::escape::rust_string;
 
 /// The longest line `prettyplease` keeps whole (its margin).
@@ -62,8 +62,10 @@ impl SpecConst {
             description: cap.description.clone(),
             summary: cap.summary(),
             signature: super::catalog::signature(cap),
-            input_schema: input_schema_json(cap).to_string(),
-            output_schema: cap.output.as_ref().map(|s| s.to_json().to_string()),
+            // Properties as declared: a host whose build keeps JSON key
+            // order serves them so; one that does not serves them sorted.
+            input_schema: serde_json::to_string(&input_schema_ordered(cap)).expect("schemas serialize"),
+            output_schema: cap.output.as_ref().map(|s| serde_json::to_string(&s.to_ordered()).expect("schemas serialize")),
             user_message: cap.user_message.clone(),
             deferred: cap.deferred,
             direct: cap.direct,
