@@ -621,6 +621,14 @@ fn both_front_ends_write_the_same_bytes_whether_or_not_the_project_keeps_json_ke
     let archive = &catalog[catalog.find("\"archive_note\"").unwrap()..];
     let at = |name: &str| archive.find(&format!("\"{name}\": {{")).unwrap_or_else(|| panic!("{name} in {archive}"));
     assert!(at("title") < at("body") && at("body") < at("after"), "properties as the spec declares them: {archive}");
+    // A derive's properties as its struct declares its fields, in the
+    // catalog and in the record, whichever build wrote them.
+    let search = &catalog[catalog.find("\"search_notes\"").unwrap()..];
+    let at = |name: &str| search.find(&format!("\"{name}\": {{")).unwrap_or_else(|| panic!("{name} in {search}"));
+    assert!(at("query") < at("limit") && at("limit") < at("filter") && at("filter") < at("after"), "properties as the struct declares them: {search}");
+    let line = record.lines().find(|l| l.contains("SearchNotes")).unwrap();
+    let at = |name: &str| line.find(&format!("\"{name}\":{{")).unwrap_or_else(|| panic!("{name} in {line}"));
+    assert!(at("query") < at("limit") && at("limit") < at("filter") && at("filter") < at("after"), "{line}");
     let mut written = tree(&project);
     // The manifest is edited below, and cargo writes the lock file.
     written.retain(|path, _| !path.starts_with("Cargo."));

@@ -57,6 +57,10 @@ pub struct CodeFirst {
     pub column: u32,
     /// The args struct's JSON Schema, from `schemars`.
     pub input_schema: fn() -> Value,
+    /// The struct's fields as serde names them, in declared order: the
+    /// order its properties are written in, whatever the build's
+    /// `serde_json` keeps.
+    pub fields: &'static [&'static str],
 }
 
 inventory::collect!(CodeFirst);
@@ -91,6 +95,9 @@ impl CodeFirst {
         }
         if !self.aliases.is_empty() {
             record["aliases"] = json!(self.aliases);
+        }
+        if !self.fields.is_empty() {
+            record["fields"] = json!(self.fields);
         }
         if !self.hints.is_empty() {
             record["hints"] = self.hints.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>().into();

@@ -317,6 +317,7 @@ fn registry_refuses_code_first_specs_the_bindings_do_not_match() {
         line: 12,
         column: 8,
         input_schema: schema,
+        fields: &[],
     };
     let peek = canary::peek::SPEC;
     let matching = declared("peek", peek.category, peek.description);

@@ -62,7 +62,7 @@ pub(crate) fn convert(root: &Path, mut specs: Vec<Exported>) -> Resolved {
             entry("name", Value::String(spec.name.clone()), pos),
             entry("category", Value::String(spec.category.clone()), pos),
             entry("description", Value::String(spec.description.clone()), pos),
-            entry("input", spec.input_schema.clone(), pos),
+            input_entry(spec, pos),
         ];
         if let Some(output) = &spec.output_schema {
             entries.push(entry("output", output.clone(), pos));
@@ -99,6 +99,19 @@ fn locate_struct(text: &str, name: &str) -> Option<(u32, u32)> {
         }
         Some((i as u32 + 1, line[..at + "struct ".len()].chars().count() as u32 + 1))
     })
+}
+
+/// The `input` entry: its properties in the order the struct declares its
+/// fields (the model keeps document order, and every artifact writes it).
+fn input_entry(spec: &Exported, pos: Pos) -> (Key, Node) {
+    let (key, mut node) = entry("input", spec.input_schema.clone(), pos);
+    if let yaml::Value::Map(members) = &mut node.value {
+        if let Some((_, Node { value: yaml::Value::Map(properties), .. })) = members.iter_mut().find(|(k, _)| k.name == "properties") {
+            let rank = |name: &str| spec.fields.iter().position(|f| f == name).unwrap_or(usize::MAX);
+            properties.sort_by_key(|(k, _)| rank(&k.name));
+        }
+    }
+    (key, node)
 }
 
 fn entry(key: &str, value: Value, pos: Pos) -> (Key, Node) {

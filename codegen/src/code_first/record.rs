@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::finding::Finding;
+use crate::ordered::Ordered;
 use crate::render::MARKER;
 use crate::rules as rule;
 use crate::yaml::Pos;
@@ -57,6 +58,76 @@ pub struct Exported {
     /// is `JsonSchema` and not `()`), converted like the input's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
+    /// The struct's fields as serde names them, in declared order: the
+    /// input's properties are written in this order (a JSON map keeps no
+    /// order in a build without serde_json's `preserve_order`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<String>,
+}
+
+impl Exported {
+    /// The input schema as the record and the spec list it: its properties
+    /// in the order the struct declares its fields (those it does not name
+    /// after, by name), every other object's keys sorted.
+    pub(crate) fn ordered_input(&self) -> Ordered {
+        let mut schema = Ordered::sorted(&self.input_schema);
+        if let Ordered::Object(members) = &mut schema {
+            if let Some((_, Ordered::Object(properties))) = members.iter_mut().find(|(k, _)| k == "properties") {
+                let rank = |name: &str| self.fields.iter().position(|f| f == name).unwrap_or(usize::MAX);
+                // Stable: properties the list does not name keep name order.
+                properties.sort_by_key(|(name, _)| rank(name));
+            }
+        }
+        schema
+    }
+}
+
+/// A record line: an [`Exported`] with its schemas in the one order every
+/// artifact uses (the input's properties as the struct declares them,
+/// every other key sorted), whatever serde_json's `preserve_order`.
+#[derive(Serialize)]
+struct Written<'a> {
+    package: &'a str,
+    module: &'a str,
+    name: &'a str,
+    category: &'a str,
+    description: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    aliases: &'a [String],
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    hints: &'a std::collections::BTreeMap<String, bool>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    open: bool,
+    rust_type: &'a str,
+    file: &'a str,
+    input_schema: Ordered,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_schema: Option<Ordered>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    fields: &'a [String],
+}
+
+impl<'a> Written<'a> {
+    fn of(spec: &'a Exported) -> Written<'a> {
+        Written {
+            package: &spec.package,
+            module: &spec.module,
+            name: &spec.name,
+            category: &spec.category,
+            description: &spec.description,
+            title: spec.title.as_deref(),
+            aliases: &spec.aliases,
+            hints: &spec.hints,
+            open: spec.open,
+            rust_type: &spec.rust_type,
+            file: &spec.file,
+            input_schema: spec.ordered_input(),
+            output_schema: spec.output_schema.as_ref().map(Ordered::sorted),
+            fields: &spec.fields,
+        }
+    }
 }
 
 /// The record file's text: one capability per line, so a review diff shows
@@ -71,12 +142,7 @@ pub(crate) fn render_record(specs: &[Exported]) -> String {
         // on, keeps the order the conversion inserted them): both of them,
         // so `cargo capspec sync` and a project's `cargo xtask sync` write
         // the same bytes.
-        let mut spec = spec.clone();
-        spec.input_schema.sort_all_objects();
-        if let Some(output) = spec.output_schema.as_mut() {
-            output.sort_all_objects();
-        }
-        out.push_str(&serde_json::to_string(&spec).expect("records serialize"));
+        out.push_str(&serde_json::to_string(&Written::of(spec)).expect("records serialize"));
     }
     out.push_str("\n]}\n");
     out
@@ -144,14 +210,16 @@ mod tests {
             file: "src/lib.rs".into(),
             line: 0,
             column: 0,
-            input_schema: reversed(&[("properties", reversed(&[("sql", serde_json::json!({"type": "string"}))])), ("type", serde_json::json!("object"))]),
+            input_schema: reversed(&[("properties", reversed(&[("sql", serde_json::json!({"type": "string"})), ("limit", serde_json::json!({"type": "integer"}))])), ("type", serde_json::json!("object"))]),
             output_schema: Some(envelope),
+            // The struct declares `sql`, then `limit`: not name order.
+            fields: vec!["sql".into(), "limit".into()],
         };
         let text = render_record(&[spec]);
         let line = text.lines().nth(2).unwrap();
         assert_eq!(
             line,
-            r#"{"package":"app","module":"db","name":"sql_query","category":"read","description":"Run a query.","rust_type":"app::Query","file":"src/lib.rs","input_schema":{"properties":{"sql":{"type":"string"}},"type":"object"},"output_schema":{"properties":{"data":{"type":"string"},"ok":{"type":"boolean"}},"required":["ok","data"],"type":"object"}}"#
+            r#"{"package":"app","module":"db","name":"sql_query","category":"read","description":"Run a query.","rust_type":"app::Query","file":"src/lib.rs","input_schema":{"properties":{"sql":{"type":"string"},"limit":{"type":"integer"}},"type":"object"},"output_schema":{"properties":{"data":{"type":"string"},"ok":{"type":"boolean"}},"required":["ok","data"],"type":"object"},"fields":["sql","limit"]}"#
         );
     }
 }

@@ -7,7 +7,7 @@ use quote::{format_ident, quote, quote_spanned};
 
 use super::check::Checked;
 
-pub fn expand(ident: &Ident, checked: Checked) -> TokenStream {
+pub fn expand(ident: &Ident, checked: Checked, fields: &[String]) -> TokenStream {
     let Checked { module, description, name, variant, title, aliases, hints, open } = checked;
     let title = match title {
         Some(t) => quote!(::core::option::Option::Some(#t)),
@@ -35,6 +35,7 @@ pub fn expand(ident: &Ident, checked: Checked) -> TokenStream {
                 rust_type: ::core::concat!(::core::module_path!(), "::", #ident_text),
                 #location
                 input_schema: ::capspec::__private::schema_of::<#ident>,
+                fields: &[#(#fields),*],
             };
         }
 

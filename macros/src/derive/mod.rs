@@ -5,6 +5,7 @@
 mod attr;
 mod check;
 mod expand;
+mod fields;
 
 use proc_macro2::TokenStream;
 
@@ -21,5 +22,5 @@ pub fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     errors.finish()?;
     let attr = attr.expect("a missing attribute is an error above");
     let checked = check::Checked::from(&input.ident, attr).expect("missing keys are errors above");
-    Ok(expand::expand(&input.ident, checked))
+    Ok(expand::expand(&input.ident, checked, &fields::wire_names(&input)))
 }
