@@ -19,6 +19,25 @@
 //! property becomes absent again), so an impl sees the same arguments
 //! whichever provider made the call.
 //!
+//! # Node by node
+//!
+//! The transforms, node by node (a constraint that moves into a description is
+//! appended to that node's `description` in parentheses and reported as a
+//! `Loss` → `provider/lossy`; it stays enforced by `invoke`):
+//!
+//! | provider | kept | changed | moved into the description | refused (`provider/unsupported`) |
+//! |---|---|---|---|---|
+//! | OpenAI strict | `type`, `enum`, `const`, `pattern`, `format`, `minimum`/`maximum`, `exclusive*`, `multipleOf`, `items`, `anyOf`, `$ref`/`$defs`, `description` | every object: all properties in `required`, `additionalProperties: false`; an optional property nullable (`type` gains `"null"`, an `enum` gains `null`, a `$ref` becomes `anyOf [ref, null]`); `oneOf` → `anyOf` (a loss); an optional free-form map is left out (a loss); `title`, `examples`, `$comment` dropped | `default`, `minLength`, `maxLength`, `minItems`, `maxItems`, `minProperties`, `maxProperties`, `uniqueItems`, `contentEncoding`, `contentMediaType`; an optional nullable property with a default (strict mode's `null` for "omitted" means the default never applies) | a root that is not `type: object`; a required free-form map; `allOf`, `not`; a bare `true`/`false` schema |
+//! | Anthropic | everything | nothing | nothing | `anyOf`/`oneOf`/`allOf` at the root |
+//! | Gemini | `type` (one), `format: date-time`, `description`, `title`, `nullable`, string `enum`, `items`, `minItems`/`maxItems`, `properties`, `required`, `minProperties`/`maxProperties`, `minLength`/`maxLength`, `pattern`, `minimum`/`maximum`, `anyOf`, `default` | `$ref` inlined from `$defs`; a type array → `nullable: true` (with `null`) or `anyOf` of single types; a string `const` → `enum: [v]`; `null` in an `enum` → `nullable`; `oneOf` → `anyOf` (a loss); `anyOf` stands alone (other keys move) | `additionalProperties` (other than `false`), `exclusiveMinimum`/`exclusiveMaximum`, `multipleOf`, `uniqueItems`, non-string `enum`, a non-string `const`, formats other than `date-time`, `contentEncoding`/`contentMediaType`, unknown keywords | a recursive `$ref`; a `$ref` to no definition; `allOf`, `not` |
+//!
+//! Names: OpenAI and Anthropic take `^[a-zA-Z0-9_-]{1,64}$`, Gemini
+//! `^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$`; OpenAI takes at most 128 tools
+//! (`provider/limit`). Decoding: OpenAI's `null` for an optional property
+//! becomes absent (then `invoke` applies its default), except where the
+//! property admits `null` and has a default; Anthropic and Gemini arguments
+//! pass as they are.
+//!
 //! ```
 //! use capspec_dialects::{Provider, project, decode, encode};
 //! use serde_json::json;

@@ -18,6 +18,32 @@
 //! the MCP server's (`mcp::resume`). The ladder consults a [`Replay`] held by
 //! the run ([`Run::with_replay`](crate::Run)) after validation and before
 //! the gate, and journals every call it lets through.
+//!
+//! # What makes a replay deterministic
+//!
+//! A call is identified by its position, so a replay is safe only if the
+//! action, given the same answers, issues the same calls in the same
+//! order:
+//!
+//! - every call that reached the gate before is answered from the journal,
+//!   reads included, so nothing of the world's later state (the action's
+//!   own writes included) reaches it; a call refused before the gate (an
+//!   unknown name, bad arguments) is decided again the same way;
+//! - `Date` reads the state's clock and `Math.random` is seeded from it
+//!   (`guest/globals.rs`, only on a replayed run);
+//! - the event loop resolves a replayed action's calls in the order it
+//!   issued them, not the order they finished (`event_loop.rs`'s `Order`);
+//! - journaled positions and the asked one are answered inline, in order,
+//!   before any new call starts, so a divergence stops the action before a
+//!   new call runs; after an ask suspends the round nothing new starts, and
+//!   the calls in flight finish and are journaled.
+//!
+//! What would break it is refused as `replay_diverged`, never run: another
+//! catalog or spec version between rounds (another instance mounting other
+//! modules), a capability whose validated arguments the host computes from
+//! outside state, or a QuickJS upgrade that changes iteration or job order.
+//! The code's digest and the principal are in the state, so another action
+//! or another caller never replays this journal.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;

@@ -4,6 +4,32 @@
 //! browser comes back to. rmcp's PKCE state and the client capspec
 //! registered there are kept in the vault, sealed, so every instance
 //! sharing the store finds them.
+//!
+//! # The call
+//!
+//! A principal's call to a per-user upstream without a usable credential
+//! ends `upstream_unauthorized` in the mount (`mount.rs`). The forward then
+//! asks the vault for a link (a new elicitation id and
+//! `/oauth/upstream/start?ticket=…`, the ticket sealed by
+//! `StateKey::issue_ticket`), and the run for an `AskUrl` (`gate.rs`),
+//! which the MCP server puts there:
+//!
+//! - a 2025-11-25 session that declared URL elicitation gets
+//!   `elicitation/create` in `url` mode; once accepted, the call waits (at
+//!   most ten minutes) until the vault says the person authorized, sends
+//!   `notifications/elicitation/complete`, and forwards again;
+//! - a request that cannot be asked mid-call keeps the link
+//!   (`gate::Links`) and its reply carries it: −32042
+//!   `URLElicitationRequiredError` on 2025-11-25, an `input_required` URL
+//!   elicitation on 2026-07-28 (an action suspends on that call and replays
+//!   up to it on the retry);
+//! - anywhere else, the refusal's message carries the link.
+//!
+//! The client at the upstream's authorization server is `client_id` when
+//! configured, else a Client ID Metadata Document the server takes, else
+//! one registered (RFC 7591, with the scopes capspec will ask for) the first
+//! time anyone authorizes, kept by (upstream, issuer, redirect) and shared
+//! by every instance.
 
 use std::sync::Arc;
 
