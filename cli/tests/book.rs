@@ -71,3 +71,42 @@ fn every_capspec_toml_example_loads_through_the_config_reader() {
     assert!(count >= 5, "found {count} capspec.toml examples");
     eprintln!("{count} capspec.toml examples load");
 }
+
+/// Every `sh` block runs, or says on the page why it does not: a block
+/// fenced `sh,ignore` opens with `# not run by the book's tests: <why>`.
+/// A block that runs agent-host is run by `examples/agent-host/tests/
+/// book.rs`; every other `sh` block runs here, in order per page, in a
+/// scratch directory where `cargo` is the `cargo capspec` under test.
+#[test]
+fn every_shell_block_runs_or_says_why_not() {
+    const WHY: &str = "# not run by the book's tests: ";
+    let bin = TempDir::new("book-sh-bin");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_cargo-capspec"), bin.path().join("cargo")).unwrap();
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap_or_default());
+    let (mut ran, mut ignored) = (0, 0);
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let name = page.strip_prefix(repo_root()).unwrap().display().to_string();
+        for line in text.lines().filter(|l| l.trim_start().starts_with("```")) {
+            let info = line.trim_start().trim_start_matches('`');
+            assert!(!["bash", "shell", "zsh"].iter().any(|s| info.starts_with(s)), "{name}: fence shell blocks as `sh` (run) or `sh,ignore` (with the reason), not `{info}`");
+            assert!(!info.starts_with("sh") || info == "sh" || info == "sh,ignore", "{name}: `{info}`: a shell block is `sh` or `sh,ignore`");
+        }
+        for block in blocks(&text, "sh,ignore") {
+            let why = block.lines().next().and_then(|l| l.trim_start().strip_prefix(WHY)).unwrap_or_default();
+            assert!(why.trim().len() > 10, "{name}: an `sh,ignore` block opens with `{WHY}<the reason>`:\n{block}");
+            ignored += 1;
+        }
+        let dir = TempDir::new("book-sh");
+        for block in blocks(&text, "sh") {
+            if block.contains("cargo run -p agent-host") {
+                continue; // examples/agent-host/tests/book.rs
+            }
+            let out = std::process::Command::new("sh").arg("-ec").arg(block).current_dir(dir.path()).env("PATH", &path).output().unwrap();
+            assert!(out.status.success(), "{name}: a shell block failed:\n{block}\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            ran += 1;
+        }
+    }
+    assert!(ran >= 1 && ignored >= 10, "ran {ran} shell blocks, {ignored} say why not");
+    eprintln!("{ran} shell blocks run here, {ignored} say why not");
+}
