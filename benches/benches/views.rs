@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use capspec::mcp::{McpHost, Surface};
+use capspec::mcp::McpHost;
 use capspec::policy::{Policies, PolicyGate, PolicyMode, Source};
 use capspec::{Annotations, BoxFuture, CallError, Category, Forward, Forwarded, Mode, Module, Principal, Registry, Run, Spec};
 use serde_json::Value;
@@ -192,7 +192,7 @@ fn policies() -> Policies {
 fn host(policies: Option<Policies>) -> McpHost {
     let (modules, forwards) = modules();
     let registry = Registry::with_forwards(&modules, std::iter::empty(), std::iter::empty(), forwards).expect("the bench registry builds");
-    let host = McpHost::new(capspec::guest::Guest::new(registry.mount_all()), Surface::Tools, Mode::Auto);
+    let host = McpHost::tools_surface(registry.mount_all(), Mode::Auto);
     // Both hosts are built twice (`prepare_run` builds the host again), so
     // their tools lie alike in memory: built once, the no-policies host's
     // lie among the temporaries of their building and are slower to read.

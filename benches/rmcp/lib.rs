@@ -111,7 +111,7 @@ impl Default for StoredRouterServer {
 /// capspec's MCP server on the tools surface, over the bench registry
 /// (where `peek` is a read capability), gating in default mode.
 pub fn capspec_host() -> capspec::mcp::McpHost {
-    capspec::mcp::McpHost::new(capspec::guest::Guest::new(registry().mount_all()), capspec::mcp::Surface::Tools, Mode::Default)
+    capspec::mcp::McpHost::tools_surface(registry().mount_all(), Mode::Default)
         .prepare_run(|gate| Run::new(gate).with_limits(capspec::Limits { max_calls: u32::MAX }))
 }
 

@@ -196,3 +196,16 @@ fn the_xtask_builds_from_the_test_builds_crates() {
         own.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
     );
 }
+
+/// Features follow use: a server of tools builds the MCP server and no
+/// JavaScript engine (`McpHost::tools_surface`); code mode, the feature
+/// `code-mode`, adds QuickJS.
+#[test]
+fn the_tools_surface_builds_no_javascript_engine() {
+    let tree = |features: &str| cargo_tree(&["--package", "capspec", "--no-default-features", "--features", features, "--edges", "normal"], "{p}");
+    let tools = tree("mcp,axum");
+    assert!(tools.iter().any(|l| l.starts_with("rmcp ")), "the MCP server is rmcp's: {tools:?}");
+    let engines: Vec<&String> = tools.iter().filter(|l| l.contains("quickjs")).collect();
+    assert!(engines.is_empty(), "the tools surface builds a JavaScript engine: {engines:?}");
+    assert!(tree("code-mode").iter().any(|l| l.starts_with("rquickjs ")), "code mode runs actions in QuickJS");
+}

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use agent_host::workspace::Workspace;
 use capspec::Mode;
-use capspec::mcp::{HttpOptions, McpHost, Surface};
+use capspec::mcp::{HttpOptions, McpHost};
 use capspec_testkit::TempDir;
 use serde_json::{Value, json};
 
@@ -137,7 +137,7 @@ fn serve(dir: &TempDir) -> String {
         runtime.block_on(async move {
             let workspace = Workspace::new(&root).expect("workspace");
             let mounted = agent_host::registry().expect("registry").mount_all();
-            let host = McpHost::new(capspec::guest::Guest::new(mounted), Surface::Tools, Mode::Default).prepare_run(move |gate| capspec::Run::new(gate).with(workspace.clone()));
+            let host = McpHost::tools_surface(mounted, Mode::Default).prepare_run(move |gate| capspec::Run::new(gate).with(workspace.clone()));
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listen on loopback");
             tx.send(listener.local_addr().expect("address").to_string()).expect("the test waits");
             COUNTED.with(|c| c.set(true));

@@ -1,5 +1,8 @@
 //! The MCP server (feature `mcp`, on `rmcp`): one [`Mounted`](crate::Mounted) session served
-//! over stdio or Streamable HTTP (DESIGN §10).
+//! over stdio or Streamable HTTP (DESIGN §10). The tools surface
+//! ([`McpHost::tools_surface`]) needs nothing more; code mode (`execute_code`,
+//! [`McpHost::new`] with a guest) is the feature `code-mode`, which adds the
+//! QuickJS guest host.
 //!
 //! - [`McpHost`] holds what every session shares: the mount, the surface,
 //!   the mode, and how a host prepares each call's [`Run`](crate::Run) (its extensions).
@@ -20,6 +23,8 @@
 //! shape); `oauth.rs` (feature `oauth`) makes HTTP an OAuth 2.1 resource
 //! server (DESIGN §13), its tokens checked with ring (`jwt_ring.rs`).
 
+#[cfg(feature = "quickjs")]
+mod actions;
 mod approve;
 mod envelope;
 mod errors;
@@ -31,6 +36,7 @@ mod origin;
 mod jwt_ring;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+#[cfg(feature = "quickjs")]
 pub mod resume;
 mod server;
 mod state_key;
@@ -39,7 +45,7 @@ mod transport;
 mod view;
 
 pub use mrtr::APPROVAL_INPUT;
-pub use resume::{MAX_ROUNDS, MAX_STATE_BYTES, ReplayBounds};
+pub use options::{MAX_ROUNDS, MAX_STATE_BYTES, ReplayBounds};
 pub use state_key::{STATE_TTL, StateKey, TICKET_TTL, Ticket, TicketRefused};
 pub use identity::ServerIdentity;
 pub use server::{McpHost, McpSession, PrepareRun};

@@ -30,26 +30,7 @@ use crate::run::Run;
 use crate::principal::Principal;
 use crate::replay::{Answer, AskedCall, Journal, Replay, args_digest};
 
-/// Asks one action may make (`--max-rounds`) unless bounded otherwise.
-pub const MAX_ROUNDS: u32 = 32;
-/// Bytes a sealed action state may have (`--max-state-bytes`) unless bounded otherwise.
-pub const MAX_STATE_BYTES: usize = 256 * 1024;
-
-/// Bounds of an action resumed by replay; past either it ends with
-/// `limit_exceeded` naming the bound, never with a truncated journal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReplayBounds {
-    /// Most asks (so rounds after the first) one action may make.
-    pub max_rounds: u32,
-    /// Most bytes of one sealed `requestState`.
-    pub max_state_bytes: usize,
-}
-
-impl Default for ReplayBounds {
-    fn default() -> ReplayBounds {
-        ReplayBounds { max_rounds: MAX_ROUNDS, max_state_bytes: MAX_STATE_BYTES }
-    }
-}
+use super::options::ReplayBounds;
 
 /// Bound into every sealed action state, beside the key's own purpose.
 const PURPOSE: &[u8] = b"capspec action state v1";

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::error::ErrorCode;
 use crate::gate::{Approver, Gate, Mode, SessionAllow};
+#[cfg(feature = "quickjs")]
 use crate::guest::Guest;
 use crate::registry::Mounted;
 use crate::run::Run;
@@ -21,7 +22,7 @@ use crate::spec::Spec;
 
 use super::approve;
 use super::mrtr;
-use super::resume::{self, ReplayBounds};
+use super::options::ReplayBounds;
 use super::state_key::StateKey;
 use crate::principal::Principal;
 use super::tools::{self, CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE};
@@ -37,9 +38,10 @@ pub type PrepareRun = Arc<dyn Fn(Gate) -> Run + Send + Sync>;
 pub struct McpHost {
     inner: Arc<Shared>,
     /// Seals the `requestState` of a 2026-07-28 ask.
-    state_key: StateKey,
+    pub(super) state_key: StateKey,
     /// Bounds of an action resumed by replay (2026-07-28).
-    bounds: ReplayBounds,
+    #[cfg_attr(not(feature = "quickjs"), allow(dead_code))]
+    pub(super) bounds: ReplayBounds,
     /// Where every call's audit records go (DESIGN §15), if anywhere.
     audit: Option<Arc<dyn crate::audit::AuditSink>>,
     /// The browser step of `per-user` upstreams (DESIGN §12), served over
@@ -48,7 +50,7 @@ pub struct McpHost {
     pub(super) pages: Option<Arc<dyn super::oauth::BrowserPages>>,
     /// Results carry their receipts in `_meta` (unless
     /// [`McpHost::without_result_receipts`]).
-    result_receipts: bool,
+    pub(super) result_receipts: bool,
     /// A failure that names a JSON-RPC code is answered as that error ([`McpHost::with_json_rpc_errors`]).
     pub(super) json_rpc_errors: bool,
     /// What `initialize` says the server is ([`McpHost::with_identity`]).
@@ -60,7 +62,8 @@ struct Shared {
     surface: Surface,
     mode: Mode,
     prepare: PrepareRun,
-    guest: Guest,
+    /// What runs `execute_code`'s actions (code mode).
+    engine: Engine,
     /// What each principal is shown: the tools list, the catalog and the
     /// capabilities resource (everyone's, or one per key under policies).
     views: Views,
@@ -76,7 +79,25 @@ struct Shared {
     forwards: bool,
 }
 
+/// What runs `execute_code`'s actions: the guest host, in a build with
+/// code mode (feature `code-mode`); a tools surface has none.
+#[cfg(feature = "quickjs")]
+type Engine = Option<Guest>;
+#[cfg(not(feature = "quickjs"))]
+#[derive(Clone)]
+struct Engine;
+/// A host without a guest: the tools surface.
+#[cfg(feature = "quickjs")]
+const NO_ENGINE: Engine = None;
+#[cfg(not(feature = "quickjs"))]
+const NO_ENGINE: Engine = Engine;
+
+/// The import specifier a catalog names modules by when no guest says
+/// another (the guest host's default).
+const DEFAULT_SPECIFIER: &str = "@capspec/host";
+
 enum Callable {
+    #[cfg(feature = "quickjs")]
     ExecuteCode,
     Capability {
         qualified: String,
@@ -88,10 +109,24 @@ enum Callable {
 
 impl McpHost {
     /// A host serving the session `guest` runs actions against, on
-    /// `surface`, gating in `mode`; each call's run is `Run::new(gate)`
-    /// until [`McpHost::prepare_run`] says otherwise.
+    /// `surface` (the code surface, or the tools), gating in `mode`; each
+    /// call's run is `Run::new(gate)` until [`McpHost::prepare_run`] says
+    /// otherwise. Code mode: the feature `code-mode`.
+    #[cfg(feature = "quickjs")]
     pub fn new(guest: Guest, surface: Surface, mode: Mode) -> McpHost {
-        let inner = McpHost::build(guest, surface, mode, Arc::new(Run::new), Vec::new(), Vec::new());
+        let mounted = guest.mounted().clone();
+        McpHost::with_engine(mounted, Some(guest), surface, mode)
+    }
+
+    /// A host serving every capability of `mounted` as a tool (the tools
+    /// surface), gating in `mode`; each call's run is `Run::new(gate)` until
+    /// [`McpHost::prepare_run`] says otherwise. Builds without QuickJS.
+    pub fn tools_surface(mounted: Mounted, mode: Mode) -> McpHost {
+        McpHost::with_engine(mounted, NO_ENGINE, Surface::Tools, mode)
+    }
+
+    fn with_engine(mounted: Mounted, engine: Engine, surface: Surface, mode: Mode) -> McpHost {
+        let inner = McpHost::build(mounted, engine, surface, mode, Arc::new(Run::new), Vec::new(), Vec::new());
         McpHost {
             inner,
             state_key: StateKey::random(),
@@ -141,7 +176,7 @@ impl McpHost {
     /// Build each call's run with `prepare` (add the host's extensions).
     pub fn prepare_run(self, prepare: impl Fn(Gate) -> Run + Send + Sync + 'static) -> McpHost {
         let shared = &self.inner;
-        McpHost { inner: McpHost::build(shared.guest.clone(), shared.surface, shared.mode, Arc::new(prepare), shared.unmounted.clone(), shared.limit.clone()), ..self }
+        McpHost { inner: McpHost::build(shared.mounted.clone(), shared.engine.clone(), shared.surface, shared.mode, Arc::new(prepare), shared.unmounted.clone(), shared.limit.clone()), ..self }
     }
 
     /// Seal the `requestState` of 2026-07-28 asks with `key` (instances
@@ -165,7 +200,7 @@ impl McpHost {
             return self;
         }
         let shared = &self.inner;
-        McpHost { inner: McpHost::build(shared.guest.clone(), shared.surface, shared.mode, shared.prepare.clone(), unmounted, shared.limit.clone()), ..self }
+        McpHost { inner: McpHost::build(shared.mounted.clone(), shared.engine.clone(), shared.surface, shared.mode, shared.prepare.clone(), unmounted, shared.limit.clone()), ..self }
     }
 
     /// Serve only the capabilities whose qualified names one of `globs`
@@ -174,13 +209,13 @@ impl McpHost {
     /// Empty: all of them.
     pub fn limited_to(self, globs: &[String]) -> McpHost {
         let shared = &self.inner;
-        McpHost { inner: McpHost::build(shared.guest.clone(), shared.surface, shared.mode, shared.prepare.clone(), shared.unmounted.clone(), globs.to_vec()), ..self }
+        McpHost { inner: McpHost::build(shared.mounted.clone(), shared.engine.clone(), shared.surface, shared.mode, shared.prepare.clone(), shared.unmounted.clone(), globs.to_vec()), ..self }
     }
 
-    fn build(guest: Guest, surface: Surface, mode: Mode, prepare: PrepareRun, unmounted: Vec<Value>, limit: Vec<String>) -> Arc<Shared> {
-        let mounted = guest.mounted().clone();
+    fn build(mounted: Mounted, engine: Engine, surface: Surface, mode: Mode, prepare: PrepareRun, unmounted: Vec<Value>, limit: Vec<String>) -> Arc<Shared> {
         let mut callable = BTreeMap::new();
-        if surface == Surface::Code {
+        #[cfg(feature = "quickjs")]
+        if surface == Surface::Code && engine.is_some() {
             callable.insert(EXECUTE_CODE.to_string(), Callable::ExecuteCode);
         }
         // Listed: the direct tools (code), the mount's tool surface (tools).
@@ -224,7 +259,11 @@ impl McpHost {
                 crate::view::Hidden::new(qualified.filter(|q| !limit.iter().any(|g| capspec_names::glob_matches(g, q))))
             }
         };
-        let views = Views::new(mounted.clone(), surface, guest.import_specifier(), unmounted.clone(), &probe, outside);
+        #[cfg(feature = "quickjs")]
+        let specifier = engine.as_ref().map_or(DEFAULT_SPECIFIER, |guest| guest.import_specifier()).to_string();
+        #[cfg(not(feature = "quickjs"))]
+        let specifier = DEFAULT_SPECIFIER.to_string();
+        let views = Views::new(mounted.clone(), surface, &specifier, unmounted.clone(), &probe, outside);
         let modules = mounted.module_names().join(", ");
         let instructions = match surface {
             Surface::Code => format!("capspec host (modules: {modules}). Write an action with `{EXECUTE_CODE}`; the catalog is in its description and at {CATALOG_URI}."),
@@ -232,7 +271,14 @@ impl McpHost {
         };
         // Only an upstream's result has blocks beside its value.
         let forwards = mounted.modules().flat_map(|m| m.specs.iter()).any(|s| mounted.upstream_of(&format!("{}.{}", s.module, s.name)).is_some());
-        Arc::new(Shared { mounted, surface, mode, prepare, guest, views, limit, unmounted, callable, instructions, forwards })
+        Arc::new(Shared { mounted, surface, mode, prepare, engine, views, limit, unmounted, callable, instructions, forwards })
+    }
+
+    /// The guest `execute_code` runs actions in (only a host made with
+    /// one lists the tool).
+    #[cfg(feature = "quickjs")]
+    pub(super) fn guest(&self) -> Guest {
+        self.inner.engine.clone().expect("only a host with a guest lists execute_code")
     }
 
     /// A new session: its own allow-set, the shared mount.
@@ -299,7 +345,7 @@ impl McpSession {
     /// `per-user` upstream's caller authorizes it (2025-11-25 sessions that
     /// declared URL elicitation); else `links`, if given, keeps it for the
     /// reply (−32042, or `input_required` on 2026-07-28).
-    fn run(&self, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>, links: Option<&Arc<approve::Links>>) -> Run {
+    pub(super) fn run(&self, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>, links: Option<&Arc<approve::Links>>) -> Run {
         let (approver, allow, url) = match stateless {
             Some(approver) => (approver, SessionAllow::new(), None),
             None => {
@@ -348,16 +394,8 @@ impl McpSession {
     async fn call_in_span(&self, callable: &Callable, arguments: Value, context: &RequestContext<RoleServer>, stateless: Option<Arc<dyn Approver>>, links: Option<&Arc<approve::Links>>) -> rmcp::model::CallToolResult {
         let shared = &self.host.inner;
         match callable {
-            Callable::ExecuteCode => {
-                let Some(code) = action_code(&arguments) else { return code_refused() };
-                // An action's call that needs a link ends with it in its message.
-                let run = self.run(context, stateless, None);
-                let (outcome, run) = match self.run_action(run, code).await {
-                    Ok(done) => done,
-                    Err(refused) => return refused,
-                };
-                tools::action_result(&outcome, &run, self.host.result_receipts)
-            }
+            #[cfg(feature = "quickjs")]
+            Callable::ExecuteCode => self.execute_code(&arguments, context, stateless).await,
             Callable::Capability { qualified, output, .. } => {
                 // Blocks an upstream server returns beside the value pass
                 // through; a mount with no upstream collects none.
@@ -392,62 +430,6 @@ fn request_span(name: &str, context: &RequestContext<RoleServer>) -> tracing::Sp
     span
 }
 
-impl McpSession {
-    /// Run an action on the engine's own thread, inside the request's span.
-    async fn run_action(&self, run: Run, code: String) -> Result<(crate::guest::GuestOutcome, Run), rmcp::model::CallToolResult> {
-        let guest = self.host.inner.guest.clone();
-        on_action_thread(move || {
-            let outcome = guest.run(&run, &code);
-            (outcome, run)
-        })
-        .await
-    }
-
-    /// `execute_code` on 2026-07-28: one round of an action resumed by
-    /// replay (DESIGN §10). It runs from the start, its earlier calls
-    /// answered from the state's journal, until it ends or a call asks.
-    async fn action_round(
-        &self,
-        arguments: &Value,
-        request_state: Option<&str>,
-        responses: Option<&rmcp::model::InputResponses>,
-        context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
-        let Some(code) = action_code(arguments) else { return code_refused().into() };
-        let (key, bounds, guest) = (self.host.state_key.clone(), self.host.bounds, self.host.inner.guest.clone());
-        let (state, responses, can_ask) = (request_state.map(str::to_string), responses.cloned(), can_ask(context));
-        // Asks go to the replay, never to this approver.
-        let nobody: Arc<dyn Approver> = Arc::new(crate::gate::HeadlessApprover::new("this MCP request"));
-        // A call whose caller must open a link suspends the action on it
-        // (the replay keeps the link) where the request declared URL elicitation.
-        let links = Arc::new(approve::Links::default());
-        let run = self.run(context, Some(nobody), can_open_links(context).then_some(&links));
-        let run = run.with(links);
-        let done = on_action_thread(move || {
-            let request = resume::Request { code: &code, state: state.as_deref(), responses: responses.as_ref(), can_ask };
-            resume::round(&guest, run, &key, bounds, request)
-        })
-        .await;
-        match done {
-            Ok(Ok((_, _, Some(input_required)))) => input_required.into(),
-            Ok(Ok((outcome, run, None))) => tools::action_result(&outcome, &run, self.host.result_receipts).into(),
-            Ok(Err(reason)) => tools::refused(ErrorCode::PermissionDenied, EXECUTE_CODE, &reason).into(),
-            Err(failed) => failed.into(),
-        }
-    }
-}
-
-/// Run `action` on a blocking thread (the engine's), inside the request's span.
-async fn on_action_thread<T: Send + 'static>(action: impl FnOnce() -> T + Send + 'static) -> Result<T, rmcp::model::CallToolResult> {
-    let request = tracing::Span::current();
-    tokio::task::spawn_blocking(move || {
-        let _entered = request.enter();
-        action()
-    })
-    .await
-    .map_err(|e| tools::refused(ErrorCode::Failed, EXECUTE_CODE, &format!("the action's thread ended abnormally: {e}")))
-}
-
 /// The principal of a request: what the HTTP transport admitted it as
 /// (DESIGN §13), else `local` (stdio).
 fn principal_of(context: &RequestContext<RoleServer>) -> Principal {
@@ -465,22 +447,13 @@ fn request_label(context: &RequestContext<RoleServer>) -> String {
 }
 
 /// The client declared form elicitation on this (2026-07-28) request.
-fn can_ask(context: &RequestContext<RoleServer>) -> bool {
+pub(super) fn can_ask(context: &RequestContext<RoleServer>) -> bool {
     context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
 /// Whether a 2026-07-28 request's client declared URL elicitation.
-fn can_open_links(context: &RequestContext<RoleServer>) -> bool {
+pub(super) fn can_open_links(context: &RequestContext<RoleServer>) -> bool {
     context.client_capabilities().and_then(|c| c.elicitation).is_some_and(|e| e.url.is_some())
-}
-
-/// `execute_code`'s one argument.
-fn action_code(arguments: &Value) -> Option<String> {
-    arguments.get("code").and_then(Value::as_str).map(str::to_string)
-}
-
-fn code_refused() -> rmcp::model::CallToolResult {
-    tools::refused(ErrorCode::InvalidArguments, EXECUTE_CODE, "`execute_code` takes {\"code\": string}: an ES module whose default export is the action")
 }
 
 fn surface_name(surface: Surface) -> &'static str {
@@ -544,6 +517,7 @@ impl ServerHandler for McpSession {
         }
         // 2026-07-28: stateless; an ask is an input_required round, and an
         // action that asks is resumed by replay.
+        #[cfg(feature = "quickjs")]
         if matches!(callable, Callable::ExecuteCode) {
             return Ok(Box::pin(tracing::Instrument::instrument(self.action_round(&arguments, request.request_state.as_deref(), request.input_responses.as_ref(), &context), request_span(EXECUTE_CODE, &context))).await);
         }
@@ -555,7 +529,8 @@ impl ServerHandler for McpSession {
             let principal = principal_of(&context);
             let called = match callable {
                 Callable::Capability { qualified, .. } => qualified.clone(),
-                _ => request.name.to_string(),
+                #[cfg(feature = "quickjs")]
+                Callable::ExecuteCode => request.name.to_string(),
             };
             return Ok(tools::refused(ErrorCode::UpstreamUnauthorized, &request.name, &crate::gate::declined_link(principal.id(), &called)).into());
         }

@@ -40,6 +40,7 @@ const SIGN_IN_PURPOSE: &[u8] = b"capspec upstream sign-in state";
 /// The longest a ticket stays valid (DESIGN §12).
 pub const TICKET_TTL: Duration = Duration::from_secs(600);
 /// A sealed action state starts with this, then URL-safe base64 of nonce ‖ ciphertext.
+#[cfg_attr(not(feature = "quickjs"), allow(dead_code))]
 const ACTION_PREFIX: &str = "cs1.";
 const NONCE_BYTES: usize = 24;
 
@@ -48,6 +49,7 @@ const NONCE_BYTES: usize = 24;
 #[derive(Clone)]
 pub struct StateKey {
     approval: Arc<RequestStateCodec>,
+    #[cfg_attr(not(feature = "quickjs"), allow(dead_code))]
     action: Arc<XChaCha20Poly1305>,
     audit: [u8; 32],
     vault: [u8; 32],
@@ -213,6 +215,7 @@ impl StateKey {
     }
 
     /// Encrypt and authenticate `plaintext`, bound to `purpose`.
+    #[cfg(feature = "quickjs")]
     pub(super) fn seal_action(&self, plaintext: &[u8], purpose: &[u8]) -> String {
         format!("{ACTION_PREFIX}{}", seal(&self.action, plaintext, purpose))
     }
@@ -220,6 +223,7 @@ impl StateKey {
     /// The plaintext of a state [`StateKey::seal_action`] sealed for
     /// `purpose` with this key; `None` when it is not one (forged, altered,
     /// another key or purpose).
+    #[cfg(feature = "quickjs")]
     pub(super) fn open_action(&self, state: &str, purpose: &[u8]) -> Option<Vec<u8>> {
         open(&self.action, state.strip_prefix(ACTION_PREFIX)?, purpose)
     }

@@ -6,6 +6,7 @@ use rmcp::model::{CallToolResult, ListResourcesResult, MetaObject, ReadResourceR
 use serde_json::{Map, Value, json};
 
 use crate::error::CallError;
+#[cfg(feature = "quickjs")]
 use crate::guest::GuestOutcome;
 use crate::registry::Mounted;
 use crate::run::Run;
@@ -31,6 +32,7 @@ fn decode<T: serde::de::DeserializeOwned>(value: Value) -> T {
 }
 
 /// The code surface's action tool: the contract, then the mounted catalog.
+#[cfg(feature = "quickjs")]
 pub(super) fn execute_code_tool(catalog: &str) -> Tool {
     decode(json!({
         "name": EXECUTE_CODE,
@@ -180,6 +182,7 @@ pub(super) fn refused(code: crate::ErrorCode, capability: &str, message: &str) -
 
 /// `execute_code`'s result: the run's report; an error when the action
 /// threw or hit a limit. Its receipts are in `_meta` too where `receipts`.
+#[cfg(feature = "quickjs")]
 pub(super) fn action_result(outcome: &GuestOutcome, run: &Run, receipts: bool) -> CallToolResult {
     result(outcome.report(run), outcome.error.is_some(), receipts.then(|| receipts_meta(run)))
 }

@@ -68,7 +68,11 @@ pub(super) struct View {
 impl View {
     fn build(what: &Listing, hidden: Hidden) -> View {
         let catalog = OnceLock::new();
+        // The code surface exists only in a build with code mode.
+        #[cfg(feature = "quickjs")]
         let execute_code = (what.surface == Surface::Code).then(|| tools::execute_code_tool(catalog.get_or_init(|| crate::view::catalog(&what.mounted, &hidden))));
+        #[cfg(not(feature = "quickjs"))]
+        let execute_code = None;
         let picks = what.tools.iter().enumerate().filter(|(_, (qualified, _))| !hidden.contains(qualified)).map(|(i, _)| i).collect();
         let hidden = (!hidden.is_empty()).then(|| Arc::new(hidden));
         View { hidden, execute_code, picks, catalog, capabilities: OnceLock::new() }
@@ -99,6 +103,7 @@ pub(super) fn listed(mounted: &Mounted, surface: Surface) -> Vec<&'static Spec> 
 /// (each with the capability it calls), built once.
 struct Listing {
     mounted: Mounted,
+    #[cfg_attr(not(feature = "quickjs"), allow(dead_code))]
     surface: Surface,
     specifier: String,
     unmounted: Vec<Value>,
