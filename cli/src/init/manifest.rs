@@ -169,10 +169,27 @@ pub(super) fn entry_line(lines: &[&str], table: &str, key: &str) -> Option<usize
 }
 
 /// Add `member` to `[workspace] members`; `false` when it is there already
-/// or the workspace lists no members (then cargo finds none to add to).
+/// or the manifest has no `[workspace]` table. A `[workspace]` table without
+/// `members` (a package that is a workspace of its own, as a crate kept
+/// apart from an enclosing workspace is) lists the package and `member`.
 pub(super) fn add_member(text: &mut String, member: &str) -> bool {
     let quoted = format!("\"{member}\"");
-    let Some(start) = text.find("members") else { return false };
+    let lines: Vec<&str> = text.lines().collect();
+    let Some((header, _)) = table_span(&lines, "workspace") else { return false };
+    // Where each line starts, in bytes (a CRLF line's `\r` included).
+    let starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    let offset = |line: usize| starts.get(line).copied().unwrap_or(text.len());
+    let Some(at) = entry_line(&lines, "workspace", "members") else {
+        let listed = if table_span(&lines, "package").is_some() { format!("\".\", {quoted}") } else { quoted };
+        let mut after_header = offset(header + 1);
+        if !text[..after_header].ends_with('\n') {
+            text.insert(after_header, '\n');
+            after_header += 1;
+        }
+        text.insert_str(after_header, &format!("members = [{listed}]\n"));
+        return true;
+    };
+    let start = offset(at);
     let Some(open) = text[start..].find('[').map(|i| start + i) else { return false };
     let Some(close) = text[open..].find(']').map(|i| open + i) else { return false };
     if text[open..close].contains(&quoted) {
@@ -182,4 +199,41 @@ pub(super) fn add_member(text: &mut String, member: &str) -> bool {
     let insert = if inside.is_empty() { quoted } else { format!("{quoted}, ") };
     text.insert_str(open + 1, &insert);
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::add_member;
+
+    /// A crate that is a workspace of its own (`[workspace]` and no
+    /// `members`, as a crate kept apart from an enclosing workspace declares
+    /// itself) lists itself and the xtask, so `cargo xtask` finds it.
+    #[test]
+    fn a_workspace_table_without_members_gains_the_package_and_the_member() {
+        let mut text = "[package]\nname = \"notes-server\"\n\n[dependencies]\nserde = \"1\"\n\n[workspace]\n".to_string();
+        assert!(add_member(&mut text, "xtask"));
+        assert!(text.ends_with("[workspace]\nmembers = [\".\", \"xtask\"]\n"), "{text}");
+        let parsed: toml::Table = text.parse().unwrap();
+        assert_eq!(parsed["workspace"]["members"].as_array().unwrap().len(), 2);
+        // Again: nothing more.
+        assert!(!add_member(&mut text, "xtask"));
+        // No newline at the end, CRLF lines, a table after it.
+        let mut crlf = "[package]\r\nname = \"a\"\r\n[workspace]".to_string();
+        assert!(add_member(&mut crlf, "xtask"));
+        assert_eq!(crlf, "[package]\r\nname = \"a\"\r\n[workspace]\nmembers = [\".\", \"xtask\"]\n");
+        let mut between = "[workspace]\nresolver = \"2\"\n\n[dependencies]\n".to_string();
+        assert!(add_member(&mut between, "xtask"));
+        assert_eq!(between, "[workspace]\nmembers = [\"xtask\"]\nresolver = \"2\"\n\n[dependencies]\n");
+    }
+
+    /// A listed member is added to the list, once; a comment naming
+    /// `members` before the table is not the key.
+    #[test]
+    fn a_members_list_gains_the_member_once() {
+        let mut text = "# members of the team: see README\n[workspace]\nmembers = [\"host\"]\n".to_string();
+        assert!(add_member(&mut text, "xtask"));
+        assert_eq!(text, "# members of the team: see README\n[workspace]\nmembers = [\"xtask\", \"host\"]\n");
+        assert!(!add_member(&mut text, "xtask"));
+        assert!(!add_member(&mut "[package]\nname = \"a\"\n".to_string(), "xtask"));
+    }
 }
