@@ -12,6 +12,8 @@ use capspec_names::did_you_mean;
 
 use crate::errors::Errors;
 
+use super::Input;
+
 pub const KEYS: [&str; 8] = ["module", "category", "description", "name", "title", "aliases", "hints", "open"];
 /// The keys of `hints(…)`, as in a YAML spec.
 pub const HINT_KEYS: [&str; 3] = ["destructive", "idempotent", "open_world"];
@@ -41,7 +43,7 @@ pub struct Attr {
 
 /// The struct's one `#[capability(…)]` attribute, or `None` (an error) when
 /// it has none.
-pub fn parse(input: &syn::DeriveInput, errors: &mut Errors) -> Option<Attr> {
+pub fn parse(input: &Input, errors: &mut Errors) -> Option<Attr> {
     let attrs: Vec<&syn::Attribute> = input.attrs.iter().filter(|a| a.path().is_ident("capability")).collect();
     let [attr, rest @ ..] = attrs.as_slice() else {
         errors.push(input.ident.span(), format!("#[derive(Capability)] needs {USAGE} on the struct"));

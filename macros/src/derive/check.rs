@@ -7,18 +7,19 @@ use syn::spanned::Spanned;
 use capspec_names::{alias_problem, default_capability_name, did_you_mean, name_problem};
 
 use super::attr::{Attr, CATEGORIES};
+use super::{Input, Shape};
 use crate::errors::Errors;
 
 /// A struct with named fields and no generics: its schema is one fixed object.
-pub fn shape(input: &syn::DeriveInput, errors: &mut Errors) {
-    match &input.data {
-        syn::Data::Struct(s) if matches!(s.fields, syn::Fields::Named(_)) => {}
-        syn::Data::Struct(s) => errors.push(
-            s.fields.span(),
+pub fn shape(input: &Input, errors: &mut Errors) {
+    match &input.shape {
+        Shape::Struct(syn::Fields::Named(_)) => {}
+        Shape::Struct(fields) => errors.push(
+            fields.span(),
             "a code-first capability's args are a struct with named fields (its input schema is an object); use `struct X { … }`",
         ),
-        syn::Data::Enum(e) => errors.push(e.enum_token.span, "#[derive(Capability)] goes on a struct with named fields, not an enum"),
-        syn::Data::Union(u) => errors.push(u.union_token.span, "#[derive(Capability)] goes on a struct with named fields, not a union"),
+        Shape::Enum(span) => errors.push(*span, "#[derive(Capability)] goes on a struct with named fields, not an enum"),
+        Shape::Union(span) => errors.push(*span, "#[derive(Capability)] goes on a struct with named fields, not a union"),
     }
     if !input.generics.params.is_empty() {
         errors.push(input.generics.span(), "a code-first capability's args struct cannot be generic: its schema must be one fixed object");

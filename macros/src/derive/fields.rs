@@ -9,10 +9,11 @@
 //! field's properties are not known here and are listed after these, in
 //! name order, as any property this list does not name.
 
+use super::{Input, Shape};
+
 /// The wire names of `input`'s named fields, in declaration order.
-pub fn wire_names(input: &syn::DeriveInput) -> Vec<String> {
-    let syn::Data::Struct(data) = &input.data else { return Vec::new() };
-    let syn::Fields::Named(fields) = &data.fields else { return Vec::new() };
+pub fn wire_names(input: &Input) -> Vec<String> {
+    let Shape::Struct(syn::Fields::Named(fields)) = &input.shape else { return Vec::new() };
     let rename_all = serde_value(&input.attrs, "rename_all");
     let mut out = Vec::new();
     for field in &fields.named {
@@ -117,11 +118,12 @@ fn apply_rule(rule: &str, field: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Input;
     use super::wire_names;
 
     #[test]
     fn fields_are_named_as_serde_reads_them_in_declared_order() {
-        let input: syn::DeriveInput = syn::parse_quote! {
+        let input = Input::parse(quote::quote! {
             #[derive(Deserialize)]
             #[serde(rename_all = "camelCase", deny_unknown_fields)]
             struct Search {
@@ -136,7 +138,8 @@ mod tests {
                 after: Option<String>,
                 r#type: String,
             }
-        };
+        })
+        .unwrap();
         assert_eq!(wire_names(&input), ["queryText", "max", "after_id", "type"]);
     }
 
