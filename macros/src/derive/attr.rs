@@ -12,7 +12,7 @@ use capspec_names::did_you_mean;
 
 use crate::errors::Errors;
 
-use super::Input;
+use super::input::Input;
 
 pub const KEYS: [&str; 8] = ["module", "category", "description", "name", "title", "aliases", "hints", "open"];
 /// The keys of `hints(…)`, as in a YAML spec.

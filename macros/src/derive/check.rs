@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use capspec_names::{alias_problem, default_capability_name, did_you_mean, name_problem};
 
 use super::attr::{Attr, CATEGORIES};
-use super::{Input, Shape};
+use super::input::{Input, Shape};
 use crate::errors::Errors;
 
 /// A struct with named fields and no generics: its schema is one fixed object.

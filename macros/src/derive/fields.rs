@@ -9,7 +9,7 @@
 //! field's properties are not known here and are listed after these, in
 //! name order, as any property this list does not name.
 
-use super::{Input, Shape};
+use super::input::{Input, Shape};
 
 /// The wire names of `input`'s named fields, in declaration order.
 pub fn wire_names(input: &Input) -> Vec<String> {
@@ -118,7 +118,7 @@ fn apply_rule(rule: &str, field: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Input;
+    use super::super::input::Input;
     use super::wire_names;
 
     #[test]

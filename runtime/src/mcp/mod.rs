@@ -26,6 +26,7 @@
 #[cfg(feature = "quickjs")]
 mod actions;
 mod approve;
+mod bounds;
 mod envelope;
 mod errors;
 mod identity;
@@ -45,7 +46,7 @@ mod transport;
 mod view;
 
 pub use mrtr::APPROVAL_INPUT;
-pub use options::{MAX_ROUNDS, MAX_STATE_BYTES, ReplayBounds};
+pub use bounds::{MAX_ROUNDS, MAX_STATE_BYTES, ReplayBounds};
 pub use state_key::{STATE_TTL, StateKey, TICKET_TTL, Ticket, TicketRefused};
 pub use identity::ServerIdentity;
 pub use server::{McpHost, McpSession, PrepareRun};

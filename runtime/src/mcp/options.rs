@@ -1,6 +1,6 @@
 //! Builder options of [`McpHost`] that live beside the server: how failures
-//! are answered (`errors.rs`), what the server says it is (`identity.rs`),
-//! and the bounds of an action resumed by replay (`resume.rs`, code mode).
+//! are answered (`errors.rs`) and what the server says it is
+//! (`identity.rs`).
 
 use std::sync::Arc;
 
@@ -27,26 +27,5 @@ impl McpHost {
     pub fn with_identity(mut self, identity: ServerIdentity) -> McpHost {
         self.identity = Some(Arc::new(identity));
         self
-    }
-}
-
-/// Asks one action may make (`--max-rounds`) unless bounded otherwise.
-pub const MAX_ROUNDS: u32 = 32;
-/// Bytes a sealed action state may have (`--max-state-bytes`) unless bounded otherwise.
-pub const MAX_STATE_BYTES: usize = 256 * 1024;
-
-/// Bounds of an action resumed by replay; past either it ends with
-/// `limit_exceeded` naming the bound, never with a truncated journal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReplayBounds {
-    /// Most asks (so rounds after the first) one action may make.
-    pub max_rounds: u32,
-    /// Most bytes of one sealed `requestState`.
-    pub max_state_bytes: usize,
-}
-
-impl Default for ReplayBounds {
-    fn default() -> ReplayBounds {
-        ReplayBounds { max_rounds: MAX_ROUNDS, max_state_bytes: MAX_STATE_BYTES }
     }
 }

@@ -30,7 +30,7 @@ use crate::run::Run;
 use crate::principal::Principal;
 use crate::replay::{Answer, AskedCall, Journal, Replay, args_digest};
 
-use super::options::ReplayBounds;
+use super::bounds::ReplayBounds;
 
 /// Bound into every sealed action state, beside the key's own purpose.
 const PURPOSE: &[u8] = b"capspec action state v1";

@@ -22,7 +22,7 @@ use crate::spec::Spec;
 
 use super::approve;
 use super::mrtr;
-use super::options::ReplayBounds;
+use super::bounds::ReplayBounds;
 use super::state_key::StateKey;
 use crate::principal::Principal;
 use super::tools::{self, CAPABILITIES_URI, CATALOG_URI, EXECUTE_CODE};
