@@ -36,61 +36,55 @@ pub fn wire_names(input: &Input) -> Vec<String> {
 /// "…"))]` (the name arguments are read by).
 fn serde_value(attrs: &[syn::Attribute], key: &str) -> Option<String> {
     let mut found = None;
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let _ = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident(key) {
-                if meta.input.peek(syn::Token![=]) {
-                    let value: syn::LitStr = meta.value()?.parse()?;
+    each_serde_item(attrs, |meta| {
+        if !meta.path.is_ident(key) {
+            return Ok(false);
+        }
+        if meta.input.peek(syn::Token![=]) {
+            let value: syn::LitStr = meta.value()?.parse()?;
+            found = Some(value.value());
+        } else {
+            meta.parse_nested_meta(|inner| {
+                if inner.path.is_ident("deserialize") {
+                    let value: syn::LitStr = inner.value()?.parse()?;
                     found = Some(value.value());
-                } else {
-                    meta.parse_nested_meta(|inner| {
-                        if inner.path.is_ident("deserialize") {
-                            let value: syn::LitStr = inner.value()?.parse()?;
-                            found = Some(value.value());
-                        } else if inner.input.peek(syn::Token![=]) {
-                            let _: syn::LitStr = inner.value()?.parse()?;
-                        }
-                        Ok(())
-                    })?;
-                }
-            } else if meta.input.peek(syn::Token![=]) {
-                let _: syn::Expr = meta.value()?.parse()?;
-            } else if meta.input.peek(syn::token::Paren) {
-                let _ = meta.parse_nested_meta(|inner| {
-                    if inner.input.peek(syn::Token![=]) {
-                        let _: syn::Expr = inner.value()?.parse()?;
-                    }
                     Ok(())
-                });
-            }
-            Ok(())
-        });
-    }
+                } else {
+                    skip(&inner)
+                }
+            })?;
+        }
+        Ok(true)
+    });
     found
 }
 
 /// Whether a `#[serde(…)]` attribute holds one of `flags`.
 fn serde_flag(attrs: &[syn::Attribute], flags: &[&str]) -> bool {
     let mut found = false;
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let _ = attr.parse_nested_meta(|meta| {
-            if flags.iter().any(|f| meta.path.is_ident(f)) {
-                found = true;
-            }
-            if meta.input.peek(syn::Token![=]) {
-                let _: syn::Expr = meta.value()?.parse()?;
-            } else if meta.input.peek(syn::token::Paren) {
-                let _ = meta.parse_nested_meta(|inner| {
-                    if inner.input.peek(syn::Token![=]) {
-                        let _: syn::Expr = inner.value()?.parse()?;
-                    }
-                    Ok(())
-                });
-            }
-            Ok(())
-        });
-    }
+    each_serde_item(attrs, |meta| {
+        found |= flags.iter().any(|f| meta.path.is_ident(f));
+        Ok(false)
+    });
     found
+}
+
+/// Each item of the struct's or field's `#[serde(…)]` attributes, to
+/// `visit`; an item it leaves unread (returning `false`) is skipped whole.
+fn each_serde_item(attrs: &[syn::Attribute], mut visit: impl FnMut(&syn::meta::ParseNestedMeta) -> syn::Result<bool>) {
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| if visit(&meta)? { Ok(()) } else { skip(&meta) });
+    }
+}
+
+/// Read past an item's value: `= expr`, or `(…)` of items.
+fn skip(meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        let _: syn::Expr = meta.value()?.parse()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.parse_nested_meta(|inner| skip(&inner))?;
+    }
+    Ok(())
 }
 
 /// serde's `rename_all` rule applied to a snake_case field name.
@@ -128,7 +122,7 @@ mod tests {
             #[serde(rename_all = "camelCase", deny_unknown_fields)]
             struct Search {
                 query_text: String,
-                #[serde(default, rename = "max")]
+                #[serde(default, skip_serializing_if = "Option::is_none", bound(deserialize = "u32: Default"), rename = "max")]
                 limit: Option<u32>,
                 #[serde(skip)]
                 cache: (),
