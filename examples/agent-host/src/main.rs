@@ -424,7 +424,9 @@ fn serve(
     };
     let memory = SessionMemory::default();
     let for_runs = mounted.clone();
+    // The server is agent-host at its version, not capspec (DESIGN §10).
     let host = capspec::mcp::McpHost::new(capspec::guest::Guest::new(mounted), surface, options.mode)
+        .with_identity(capspec::server_identity!())
         .prepare_run(move |gate| with_policies(Run::new(gate).with(workspace.clone()).with(memory.clone()).with(for_runs.clone()), &policies));
     let audit_key = state_key.audit_key();
     let host = match mount.store.map(|(url, keep_arguments, served)| runtime.block_on(audit_log(&url, keep_arguments, &served, audit_key))) {

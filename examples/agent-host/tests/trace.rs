@@ -92,7 +92,8 @@ fn an_mcp_request_is_the_parent_of_its_action_and_calls() {
         serde_json::from_str::<Value>(&line).unwrap()
     };
     let init = reply(&mut stdin, serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "trace-test", "version": "1"}}}));
-    assert!(init["result"]["serverInfo"].is_object(), "{init}");
+    // The reference host says what it is: its own package, not capspec.
+    assert_eq!((init["result"]["serverInfo"]["name"].as_str(), init["result"]["serverInfo"]["version"].as_str()), (Some("agent-host"), Some(env!("CARGO_PKG_VERSION"))), "{init}");
     writeln!(stdin, "{}", serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
     let code = "import workspace from \"@capspec/host/workspace\";\nexport default async () => (await workspace.list_files({})).entries.length;";
     let called = reply(&mut stdin, serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "execute_code", "arguments": {"code": code}}}));
