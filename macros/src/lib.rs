@@ -83,9 +83,12 @@ pub fn capability(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// `module`, `category` (`read | write | execute | external`) and a
 /// non-empty `description` are required; `name` defaults to the struct name
-/// in snake_case without a trailing `Args`. The input schema comes from
-/// `schemars`. `cargo xtask sync` exports the spec from the compiled crate
-/// (listed under `[code_first]` in `capspec.toml`) into the generated files.
+/// in snake_case without a trailing `Args`. `title`, `aliases`, `hints(…)`,
+/// `open` and `feature = "…"` (the cargo feature it lives behind) are as in
+/// a YAML spec. The input schema comes from `schemars`, its properties in
+/// the order the struct declares its fields. `cargo xtask sync` exports the
+/// spec from the compiled crate (listed under `[code_first]` in
+/// `capspec.toml`) into the generated files.
 #[proc_macro_derive(Capability, attributes(capability))]
 pub fn derive_capability(input: TokenStream) -> TokenStream {
     match derive::expand(input.into()) {

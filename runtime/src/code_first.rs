@@ -61,6 +61,9 @@ pub struct CodeFirst {
     /// order its properties are written in, whatever the build's
     /// `serde_json` keeps.
     pub fields: &'static [&'static str],
+    /// The cargo feature the capability lives behind (`feature = "…"`),
+    /// as a YAML spec's `feature` (DESIGN §2).
+    pub feature: Option<&'static str>,
 }
 
 inventory::collect!(CodeFirst);
@@ -95,6 +98,9 @@ impl CodeFirst {
         }
         if !self.aliases.is_empty() {
             record["aliases"] = json!(self.aliases);
+        }
+        if let Some(feature) = self.feature {
+            record["feature"] = json!(feature);
         }
         if !self.fields.is_empty() {
             record["fields"] = json!(self.fields);

@@ -253,6 +253,7 @@ proptest! {
             // The import writes properties in name order; so does a
             // derive whose fields are not listed.
             fields: Vec::new(),
+            feature: None,
         };
         let code = load_with(std::path::Path::new("/nonexistent/capspec-properties"), vec![SpecFile { path: "specs/mod0.yaml".into(), bytes: module_only.into_bytes() }], vec![exported]);
         prop_assert!(unlinted(&code.findings).is_empty(), "{:?}", code.findings);

@@ -318,6 +318,7 @@ fn registry_refuses_code_first_specs_the_bindings_do_not_match() {
         column: 8,
         input_schema: schema,
         fields: &[],
+        feature: None,
     };
     let peek = canary::peek::SPEC;
     let matching = declared("peek", peek.category, peek.description);

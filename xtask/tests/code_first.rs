@@ -237,3 +237,59 @@ fn the_export_leaves_the_projects_next_cargo_test_nothing_to_rebuild() {
     let rebuilt: Vec<&str> = std::str::from_utf8(&again.stderr).unwrap().lines().filter(|l| l.trim_start().starts_with("Compiling")).collect();
     assert!(rebuilt.is_empty(), "the next `cargo test` rebuilt what the export's build changed:\n{}", rebuilt.join("\n"));
 }
+
+/// A derive behind a cargo feature (DESIGN §2): `feature = "vector"` on it,
+/// the struct and its impl behind the same `cfg`. `[check] features`
+/// builds the export with the feature on too, so the spec joins, names its
+/// feature, and `check` holds the project to both builds.
+#[test]
+fn a_derive_behind_a_feature_is_exported_from_the_build_that_has_it() {
+    let p = Project::new("feature");
+    p.write("capspec.toml", &format!("{CONFIG}\n[check]\nfeatures = [[], [\"vector\"]]\n"));
+    p.write("specs/board.yaml", SPEC);
+    p.pinboard("\n[features]\nvector = []\n");
+    p.write(
+        "src/lib.rs",
+        r#"use capspec::{capability, CapResult, Run};
+
+#[capability(generated::board::list_pins)]
+async fn list_pins(_run: &Run, _args: generated::board::list_pins::Args) -> CapResult<Vec<String>> {
+    Ok(vec![])
+}
+
+#[path = "generated/mod.rs"]
+mod generated;
+
+#[cfg(feature = "vector")]
+mod vector {
+    use capspec::{capability, CapResult, Capability, Run};
+
+    /// Find the pins nearest in meaning.
+    #[derive(serde::Deserialize, schemars::JsonSchema, Capability)]
+    #[capability(module = "board", category = "read", feature = "vector")]
+    pub struct FindSimilar {
+        /// What to look for.
+        pub text: String,
+    }
+
+    #[capability]
+    async fn find_similar(_run: &Run, args: FindSimilar) -> CapResult<String> {
+        Ok(args.text)
+    }
+}
+"#,
+    );
+    // The first sync writes the bindings the crate needs to compile.
+    let _ = p.xtask(&["sync"]);
+    let second = p.xtask(&["sync"]);
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second));
+    let json: serde_json::Value = serde_json::from_str(&p.read("catalog/capabilities.json")).unwrap();
+    let similar = json["modules"][0]["capabilities"].as_array().unwrap().iter().find(|c| c["name"] == "find_similar").cloned().unwrap_or_else(|| panic!("the feature build's derive joins: {json:#}"));
+    assert_eq!(similar["feature"], "vector", "{similar:#}");
+    assert!(p.read("specs/code-first.json").contains("\"feature\":\"vector\""));
+    assert!(p.read("src/generated/board.rs").contains("#[cfg(feature = \"vector\")]"));
+    // Nothing drifted, and the impl counts where its feature is on.
+    let check = p.xtask(&["check"]);
+    let said = text(&check);
+    assert!(said.lines().filter(|l| l.starts_with("error[")).all(|l| l.starts_with("error[coverage/untested]") || l.starts_with("error[coverage/stale]")), "{said}");
+}

@@ -70,6 +70,9 @@ pub(crate) fn convert(root: &Path, mut specs: Vec<Exported>) -> Resolved {
         if let Some(title) = &spec.title {
             entries.push(entry("title", Value::String(title.clone()), pos));
         }
+        if let Some(feature) = &spec.feature {
+            entries.push(entry("feature", Value::String(feature.clone()), pos));
+        }
         if !spec.aliases.is_empty() {
             entries.push(entry("aliases", spec.aliases.iter().cloned().map(Value::String).collect::<Vec<_>>().into(), pos));
         }

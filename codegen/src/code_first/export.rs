@@ -51,14 +51,81 @@ impl ExportFailure {
 /// package is built alone, as `cargo test -p PACKAGE --lib`, whose errors
 /// are its own.
 pub(super) fn export(root: &Path, config: &Config) -> (Vec<Exported>, Vec<ExportFailure>) {
-    let mut exported = Vec::new();
+    let mut exported: Vec<Exported> = Vec::new();
     let mut failures = Vec::new();
     if config.code_first.packages.is_empty() {
         return (exported, failures);
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let workspace = workspace_root(root, &cargo);
-    let binaries = workspace_test_binaries(root, &cargo);
+    let binaries = workspace_test_binaries(root, &cargo, &[]);
+    exported.extend(export_from(root, config, &cargo, binaries.as_ref(), workspace.as_deref(), &mut failures));
+    // Each `[check] features` set the packages declare a feature of is a
+    // build of its own: a derive behind `#[cfg(feature = "…")]` exists only
+    // there. A spec the default build exported is kept as it exported it.
+    for features in feature_builds(config, binaries.as_ref()) {
+        let mut failed = Vec::new();
+        match workspace_test_binaries(root, &cargo, &features) {
+            Some(built) => {
+                for spec in export_from(root, config, &cargo, Some(&built), workspace.as_deref(), &mut failed) {
+                    if !exported.iter().any(|e| (&e.module, &e.name, &e.rust_type) == (&spec.module, &spec.name, &spec.rust_type)) {
+                        exported.push(spec);
+                    }
+                }
+            }
+            None => {
+                let named = config.code_first.packages.iter().filter(|(package, _)| features.iter().any(|f| f.starts_with(&format!("{package}/"))));
+                failed.extend(named.map(|(package, pos)| ExportFailure {
+                    package: package.clone(),
+                    pos: *pos,
+                    message: format!("cannot export the code-first specs of `{package}`: `cargo test --workspace --no-run --features {}` failed (its errors are above)", features.join(",")),
+                }));
+            }
+        }
+        // A package one of its builds could not export comes from the
+        // record whole, as when its default build fails.
+        for failure in failed {
+            if !failures.iter().any(|f: &ExportFailure| f.package == failure.package) {
+                exported.retain(|e| e.package != failure.package);
+                failures.push(failure);
+            }
+        }
+    }
+    (exported, failures)
+}
+
+/// Per package: its library test binary and directory.
+type Binaries = std::collections::BTreeMap<String, (PathBuf, PathBuf)>;
+
+/// The `--features` of each `[check] features` set that turns on a feature
+/// a `[code_first]` package declares, as `package/feature`.
+fn feature_builds(config: &Config, binaries: Option<&Binaries>) -> Vec<Vec<String>> {
+    let Some(binaries) = binaries else { return Vec::new() };
+    let mut builds: Vec<Vec<String>> = Vec::new();
+    for set in config.check_features.iter().filter(|s| !s.is_empty()) {
+        let mut features = Vec::new();
+        for (package, _) in &config.code_first.packages {
+            let Some((_, dir)) = binaries.get(package.as_str()) else { continue };
+            let declared = declared_features(dir);
+            features.extend(set.iter().filter(|f| declared.contains(*f)).map(|f| format!("{package}/{f}")));
+        }
+        if !features.is_empty() && !builds.contains(&features) {
+            builds.push(features);
+        }
+    }
+    builds
+}
+
+/// The features the package at `dir` declares (its manifest's `[features]`).
+fn declared_features(dir: &Path) -> std::collections::BTreeSet<String> {
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).ok().and_then(|t| t.parse::<toml::Table>().ok());
+    manifest.and_then(|t| t.get("features").and_then(|f| f.as_table()).map(|f| f.keys().cloned().collect())).unwrap_or_default()
+}
+
+/// Run each `[code_first]` package's export tests from `binaries` (or, where
+/// the workspace build failed, through `cargo test -p PACKAGE --lib`).
+fn export_from(root: &Path, config: &Config, cargo: &std::ffi::OsStr, binaries: Option<&Binaries>, workspace: Option<&Path>, failures: &mut Vec<ExportFailure>) -> Vec<Exported> {
+    let mut exported = Vec::new();
     for (n, (package, pos)) in config.code_first.packages.iter().enumerate() {
         let fail = |message: String| ExportFailure { package: package.clone(), pos: *pos, message };
         let dir = std::env::temp_dir().join(format!("capspec-export-{}-{n}", std::process::id()));
@@ -67,7 +134,7 @@ pub(super) fn export(root: &Path, config: &Config) -> (Vec<Exported>, Vec<Export
             failures.push(fail(format!("cannot create the export directory {}: {e}", dir.display())));
             continue;
         }
-        let mut command = match binaries.as_ref().and_then(|b| b.get(package.as_str())) {
+        let mut command = match binaries.and_then(|b| b.get(package.as_str())) {
             // The library's test binary, run as `cargo test` runs it: in the
             // package's directory.
             Some((executable, package_dir)) => {
@@ -76,7 +143,7 @@ pub(super) fn export(root: &Path, config: &Config) -> (Vec<Exported>, Vec<Export
                 command
             }
             None => {
-                let mut command = cargo_command(&cargo);
+                let mut command = cargo_command(cargo);
                 command.current_dir(root).args(["test", "--quiet", "--color", "never", "--message-format", "short", "-p", package, "--lib", "--"]).arg(EXPORT_TEST_PREFIX);
                 command
             }
@@ -93,14 +160,14 @@ pub(super) fn export(root: &Path, config: &Config) -> (Vec<Exported>, Vec<Export
                     excerpt(&stderr, &stdout)
                 )));
             }
-            Ok(_) => match read_exports(&dir, package, root, workspace.as_deref()) {
+            Ok(_) => match read_exports(&dir, package, root, workspace) {
                 Ok(specs) => exported.extend(specs),
                 Err(message) => failures.push(fail(message)),
             },
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
-    (exported, failures)
+    exported
 }
 
 /// A cargo command without the variables `cargo run` sets for the program
@@ -132,17 +199,20 @@ fn is_set_by_cargo_run(name: &str) -> bool {
 /// progress and diagnostics go to this process's stderr as they come (a
 /// first build of a project takes minutes, and says so line by line);
 /// stdout carries its JSON messages, read here.
-fn workspace_test_binaries(root: &Path, cargo: &std::ffi::OsStr) -> Option<std::collections::BTreeMap<String, (PathBuf, PathBuf)>> {
-    let out = cargo_command(cargo)
-        .current_dir(root)
-        .args(["test", "--workspace", "--no-run", "--message-format", "json-render-diagnostics"])
+fn workspace_test_binaries(root: &Path, cargo: &std::ffi::OsStr, features: &[String]) -> Option<Binaries> {
+    let mut command = cargo_command(cargo);
+    command.current_dir(root).args(["test", "--workspace", "--no-run", "--message-format", "json-render-diagnostics"]);
+    if !features.is_empty() {
+        command.arg("--features").arg(features.join(","));
+    }
+    let out = command
         .stderr(std::process::Stdio::inherit())
         .output()
         .ok()?;
     if !out.status.success() {
         return None;
     }
-    let mut binaries = std::collections::BTreeMap::new();
+    let mut binaries = Binaries::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else { continue };
         let is_lib_test = message["reason"] == "compiler-artifact"

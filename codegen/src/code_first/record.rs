@@ -63,6 +63,9 @@ pub struct Exported {
     /// order in a build without serde_json's `preserve_order`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fields: Vec<String>,
+    /// The cargo feature it lives behind (`feature = "…"` in the derive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature: Option<String>,
 }
 
 impl Exported {
@@ -107,6 +110,8 @@ struct Written<'a> {
     output_schema: Option<Ordered>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     fields: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    feature: Option<&'a str>,
 }
 
 impl<'a> Written<'a> {
@@ -126,6 +131,7 @@ impl<'a> Written<'a> {
             input_schema: spec.ordered_input(),
             output_schema: spec.output_schema.as_ref().map(Ordered::sorted),
             fields: &spec.fields,
+            feature: spec.feature.as_deref(),
         }
     }
 }
@@ -214,6 +220,7 @@ mod tests {
             output_schema: Some(envelope),
             // The struct declares `sql`, then `limit`: not name order.
             fields: vec!["sql".into(), "limit".into()],
+            feature: None,
         };
         let text = render_record(&[spec]);
         let line = text.lines().nth(2).unwrap();

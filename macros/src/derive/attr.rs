@@ -14,7 +14,7 @@ use crate::errors::Errors;
 
 use super::input::Input;
 
-pub const KEYS: [&str; 8] = ["module", "category", "description", "name", "title", "aliases", "hints", "open"];
+pub const KEYS: [&str; 9] = ["module", "category", "description", "name", "title", "aliases", "hints", "open", "feature"];
 /// The keys of `hints(…)`, as in a YAML spec.
 pub const HINT_KEYS: [&str; 3] = ["destructive", "idempotent", "open_world"];
 /// The categories as written in the attribute and as `Category` variants.
@@ -28,6 +28,8 @@ pub struct Attr {
     pub description: Option<syn::LitStr>,
     pub name: Option<syn::LitStr>,
     pub title: Option<syn::LitStr>,
+    /// `feature = "…"`: the cargo feature the capability lives behind.
+    pub feature: Option<syn::LitStr>,
     /// `aliases = ["…", …]`: hidden names the capability is also called by.
     pub aliases: Vec<syn::LitStr>,
     /// `hints(key = bool, …)`, in the order written.
@@ -52,9 +54,9 @@ pub fn parse(input: &Input, errors: &mut Errors) -> Option<Attr> {
     for extra in rest {
         errors.push(extra.span(), "only one #[capability(…)] attribute is allowed; put every key in one");
     }
-    let mut values: [Option<syn::LitStr>; 5] = Default::default();
+    let mut values: [Option<syn::LitStr>; 6] = Default::default();
     // The string keys' slots in `values`.
-    let slot_of = |key: &str| ["module", "category", "description", "name", "title"].iter().position(|k| *k == key);
+    let slot_of = |key: &str| ["module", "category", "description", "name", "title", "feature"].iter().position(|k| *k == key);
     let mut hints: Option<Vec<(String, bool)>> = None;
     let mut aliases: Option<Vec<syn::LitStr>> = None;
     let mut open = false;
@@ -147,9 +149,9 @@ pub fn parse(input: &Input, errors: &mut Errors) -> Option<Attr> {
     if let Err(e) = parsed {
         errors.push(e.span(), format!("{e}; expected {USAGE}"));
     }
-    let [module, category, description, name, title] = values;
+    let [module, category, description, name, title, feature] = values;
     let description = if written.contains(&"description") { description } else { doc_comment(&input.attrs) };
-    Some(Attr { module, category, description, name, title, aliases: aliases.unwrap_or_default(), hints: hints.unwrap_or_default(), open, written, span: attr.path().span() })
+    Some(Attr { module, category, description, name, title, feature, aliases: aliases.unwrap_or_default(), hints: hints.unwrap_or_default(), open, written, span: attr.path().span() })
 }
 
 /// The struct's doc comment as one text (each line's one leading space

@@ -53,6 +53,11 @@ pub fn values(ident: &Ident, attr: &Attr, errors: &mut Errors) {
         Some(d) if d.value().trim().is_empty() => errors.push(d.span(), "the description is empty; say what the capability does"),
         Some(_) => {}
     }
+    if let Some(f) = &attr.feature {
+        if let Some(problem) = feature_problem(&f.value()) {
+            errors.push(f.span(), format!("invalid feature name `{}`: {problem}", f.value()));
+        }
+    }
     if let Some(t) = &attr.title {
         if t.value().trim().is_empty() {
             errors.push(t.span(), "the title is empty; give a short human title or leave `title` out");
@@ -78,6 +83,18 @@ pub fn values(ident: &Ident, attr: &Attr, errors: &mut Errors) {
     }
 }
 
+/// Why `name` is not a cargo feature name (cargo's rule: a letter, digit
+/// or `_` first, then letters, digits, `_`, `-`, `+` and `.`).
+fn feature_problem(name: &str) -> Option<&'static str> {
+    let mut chars = name.chars();
+    match chars.next() {
+        None => Some("it is empty"),
+        Some(c) if !(c.is_alphanumeric() || c == '_') => Some("a feature name starts with a letter, a digit or `_`"),
+        _ if chars.any(|c| !(c.is_alphanumeric() || "_-+.".contains(c))) => Some("a feature name holds only letters, digits, `_`, `-`, `+` and `.`"),
+        _ => None,
+    }
+}
+
 /// A checked attribute: what expansion needs.
 pub struct Checked {
     pub module: syn::LitStr,
@@ -89,6 +106,7 @@ pub struct Checked {
     pub aliases: Vec<syn::LitStr>,
     pub hints: Vec<(String, bool)>,
     pub open: bool,
+    pub feature: Option<syn::LitStr>,
 }
 
 impl Checked {
@@ -97,6 +115,6 @@ impl Checked {
         let category = attr.category?.value();
         let variant = CATEGORIES.iter().find(|(k, _)| *k == category).map(|(_, v)| *v)?;
         let name = attr.name.map_or_else(|| default_capability_name(&ident.to_string()), |n| n.value());
-        Some(Checked { module: attr.module?, description: attr.description?, name, variant, title: attr.title, aliases: attr.aliases, hints: attr.hints, open: attr.open })
+        Some(Checked { module: attr.module?, description: attr.description?, name, variant, title: attr.title, aliases: attr.aliases, hints: attr.hints, open: attr.open, feature: attr.feature })
     }
 }

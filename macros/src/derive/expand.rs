@@ -8,7 +8,11 @@ use quote::{format_ident, quote, quote_spanned};
 use super::check::Checked;
 
 pub fn expand(ident: &Ident, checked: Checked, fields: &[String]) -> TokenStream {
-    let Checked { module, description, name, variant, title, aliases, hints, open } = checked;
+    let Checked { module, description, name, variant, title, aliases, hints, open, feature } = checked;
+    let feature = match feature {
+        Some(f) => quote!(::core::option::Option::Some(#f)),
+        None => quote!(::core::option::Option::None),
+    };
     let title = match title {
         Some(t) => quote!(::core::option::Option::Some(#t)),
         None => quote!(::core::option::Option::None),
@@ -36,6 +40,7 @@ pub fn expand(ident: &Ident, checked: Checked, fields: &[String]) -> TokenStream
                 #location
                 input_schema: ::capspec::__private::schema_of::<#ident>,
                 fields: &[#(#fields),*],
+                feature: #feature,
             };
         }
 
