@@ -32,9 +32,24 @@ impl Phoenix {
             skip(Some("CAPSPEC_REQUIRE_OTLP_BACKEND"), "Arize Phoenix is absent (python3 -m venv tests/otlp/.venv && tests/otlp/.venv/bin/pip install -r tests/otlp/requirements.txt): the OTLP export is not tested against a backend");
             return None;
         }
+        // Its ports are chosen free before its half-minute start, so another
+        // test may take one first: a start that finds one taken is tried
+        // again on new ones.
+        for attempt in 1..=3 {
+            match Phoenix::spawn(&python) {
+                Ok(server) => return Some(server),
+                Err(log) if log.contains("address already in use") && attempt < 3 => continue,
+                Err(log) => panic!("Phoenix exited: {log}"),
+            }
+        }
+        unreachable!("the last attempt returns or panics")
+    }
+
+    /// One start on two ports found free; its log when it exits first.
+    fn spawn(python: &std::path::Path) -> Result<Phoenix, String> {
         let dir = TempDir::new("phoenix");
         let (http, grpc) = (free_port(), free_port());
-        let child = Command::new(&python)
+        let child = Command::new(python)
             .args(["-m", "phoenix.server.main", "serve"])
             .env("PHOENIX_HOST", "127.0.0.1")
             .env("PHOENIX_PORT", http.to_string())
@@ -47,16 +62,16 @@ impl Phoenix {
             .stderr(std::fs::File::create(dir.path().join("phoenix.log")).unwrap())
             .spawn()
             .expect("Phoenix starts");
-        let mut server = Phoenix { child, python, http, grpc, _dir: dir };
+        let mut server = Phoenix { child, python: python.to_path_buf(), http, grpc, _dir: dir };
         let deadline = Instant::now() + Duration::from_secs(180);
         while server.get("/healthz").is_none() {
             if let Ok(Some(status)) = server.child.try_wait() {
-                panic!("Phoenix exited ({status}): {}", std::fs::read_to_string(server._dir.path().join("phoenix.log")).unwrap_or_default());
+                return Err(format!("({status}) {}", std::fs::read_to_string(server._dir.path().join("phoenix.log")).unwrap_or_default()));
             }
             assert!(Instant::now() < deadline, "Phoenix did not answer within 180 s");
             std::thread::sleep(Duration::from_millis(500));
         }
-        Some(server)
+        Ok(server)
     }
 
     /// Its OTLP endpoint over http/protobuf (`OTEL_EXPORTER_OTLP_ENDPOINT`).
