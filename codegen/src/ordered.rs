@@ -80,14 +80,6 @@ impl Ordered {
         }
     }
 
-    /// The member `key` of an object.
-    pub fn get(&self, key: &str) -> Option<&Ordered> {
-        match self {
-            Ordered::Object(members) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-
     /// Insert `key` in key order (an object that holds it keeps its value).
     pub fn insert_sorted(members: &mut Vec<(String, Ordered)>, key: &str, value: Ordered) {
         if members.iter().any(|(k, _)| k == key) {

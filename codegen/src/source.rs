@@ -33,3 +33,10 @@ pub(crate) fn relative(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
     rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
 }
+
+/// The features the package at `dir` declares in `[features]` (`None`
+/// when its manifest cannot be read).
+pub(crate) fn declared_features(dir: &Path) -> Option<std::collections::BTreeSet<String>> {
+    let table = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?.parse::<toml::Table>().ok()?;
+    Some(table.get("features").and_then(|f| f.as_table()).map(|f| f.keys().filter(|k| *k != "default").cloned().collect()).unwrap_or_default())
+}

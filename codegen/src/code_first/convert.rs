@@ -110,8 +110,7 @@ fn input_entry(spec: &Exported, pos: Pos) -> (Key, Node) {
     let (key, mut node) = entry("input", spec.input_schema.clone(), pos);
     if let yaml::Value::Map(members) = &mut node.value {
         if let Some((_, Node { value: yaml::Value::Map(properties), .. })) = members.iter_mut().find(|(k, _)| k.name == "properties") {
-            let rank = |name: &str| spec.fields.iter().position(|f| f == name).unwrap_or(usize::MAX);
-            properties.sort_by_key(|(k, _)| rank(&k.name));
+            properties.sort_by_key(|(k, _)| spec.field_rank(&k.name));
         }
     }
     (key, node)

@@ -106,7 +106,7 @@ fn feature_builds(config: &Config, binaries: Option<&Binaries>) -> Vec<Vec<Strin
         let mut features = Vec::new();
         for (package, _) in &config.code_first.packages {
             let Some((_, dir)) = binaries.get(package.as_str()) else { continue };
-            let declared = declared_features(dir);
+            let declared = crate::source::declared_features(dir).unwrap_or_default();
             features.extend(set.iter().filter(|f| declared.contains(*f)).map(|f| format!("{package}/{f}")));
         }
         if !features.is_empty() && !builds.contains(&features) {
@@ -114,12 +114,6 @@ fn feature_builds(config: &Config, binaries: Option<&Binaries>) -> Vec<Vec<Strin
         }
     }
     builds
-}
-
-/// The features the package at `dir` declares (its manifest's `[features]`).
-fn declared_features(dir: &Path) -> std::collections::BTreeSet<String> {
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).ok().and_then(|t| t.parse::<toml::Table>().ok());
-    manifest.and_then(|t| t.get("features").and_then(|f| f.as_table()).map(|f| f.keys().cloned().collect())).unwrap_or_default()
 }
 
 /// Run each `[code_first]` package's export tests from `binaries` (or, where

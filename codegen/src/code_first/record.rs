@@ -69,6 +69,12 @@ pub struct Exported {
 }
 
 impl Exported {
+    /// Where the struct declares the field serde names `name`: properties
+    /// the fields do not name (a flattened field's) rank last.
+    pub(crate) fn field_rank(&self, name: &str) -> usize {
+        self.fields.iter().position(|f| f == name).unwrap_or(usize::MAX)
+    }
+
     /// The input schema as the record and the spec list it: its properties
     /// in the order the struct declares its fields (those it does not name
     /// after, by name), every other object's keys sorted.
@@ -76,9 +82,8 @@ impl Exported {
         let mut schema = Ordered::sorted(&self.input_schema);
         if let Ordered::Object(members) = &mut schema {
             if let Some((_, Ordered::Object(properties))) = members.iter_mut().find(|(k, _)| k == "properties") {
-                let rank = |name: &str| self.fields.iter().position(|f| f == name).unwrap_or(usize::MAX);
                 // Stable: properties the list does not name keep name order.
-                properties.sort_by_key(|(name, _)| rank(name));
+                properties.sort_by_key(|(name, _)| self.field_rank(name));
             }
         }
         schema

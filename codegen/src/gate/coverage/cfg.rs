@@ -115,13 +115,6 @@ pub(crate) fn leaves_out<'c>(cfgs: &'c [Cfg], features: &BTreeSet<String>) -> Op
     cfgs.iter().find(|c| c.pred.holds(features) == Some(false))
 }
 
-/// The features the package at `dir` declares in `[features]` (`None`
-/// when its manifest cannot be read).
-pub(crate) fn declared_features(dir: &Path) -> Option<BTreeSet<String>> {
-    let table = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?.parse::<toml::Table>().ok()?;
-    Some(table.get("features").and_then(|f| f.as_table()).map(|f| f.keys().filter(|k| *k != "default").cloned().collect()).unwrap_or_default())
-}
-
 /// The features on in the package at `dir` when it is built with `set` on
 /// top of its default features: `default` and `set`, and every feature
 /// they enable, transitively (`dep:` and `crate/feature` entries name

@@ -80,7 +80,7 @@ pub(super) fn binding_features(root: &Path, dir: &Path, sets: &[Vec<String>]) ->
             None => set.iter().cloned().collect(),
         })
         .collect();
-    (active, package.and_then(|p| cfg::declared_features(&p)))
+    (active, package.and_then(|p| crate::source::declared_features(&p)))
 }
 
 /// How a finding names a feature set: "its default features" when `check`
